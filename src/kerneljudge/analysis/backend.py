@@ -1,0 +1,115 @@
+"""Which kind of kernel a solution embeds, found from its AST alone.
+
+cuda   = `load_inline(...)` with non-empty `cuda_sources` (or `cpp_extension.load` of `.cu` files)
+triton = a function decorated with `triton.jit` (bare, called, or under `triton.autotune`/`heuristics`)
+cpp    = `load_inline(...)` with C++ sources only (or `load` of C++ files)
+torch  = none of these; preference when several appear: cuda > triton > cpp.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .python_ast import Index, tail_name
+
+# load_inline(name, cpp_sources, cuda_sources=None, functions=None, ...): positional slots
+_INLINE_SLOTS = {"cpp_sources": 1, "cuda_sources": 2}
+_CUDA_FILE_SUFFIXES = (".cu", ".cuh")
+
+
+@dataclass
+class Build:
+    """One extension build call and the source text it compiles (where it can be read statically)."""
+
+    node: ast.Call
+    cuda: bool
+    sources: list = field(default_factory=list)  # segment lists (python_ast.Segments) of C++/CUDA text
+
+
+def _arg(call: ast.Call, name: str, slot: Optional[int]) -> Optional[ast.AST]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    if slot is not None and len(call.args) > slot and not any(isinstance(a, ast.Starred) for a in call.args[: slot + 1]):
+        return call.args[slot]
+    return None
+
+
+def build_kind(index: Index, call: ast.Call) -> Optional[str]:
+    """"inline" for load_inline, "files" for cpp_extension.load, else None."""
+    q = index.qualname(call.func)
+    name = q.rsplit(".", 1)[-1] if q else tail_name(call.func)
+    if name == "load_inline":
+        return "inline"
+    if name == "load" and q and "cpp_extension" in q:
+        return "files"
+    return None
+
+
+def find_builds(index: Index) -> list[Build]:
+    builds = []
+    for node in index.nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        kind = build_kind(index, node)
+        if kind == "inline":
+            sources, cuda = [], False
+            for name, slot in _INLINE_SLOTS.items():
+                arg = _arg(node, name, slot)
+                if arg is None:
+                    continue
+                text = index.strings(arg)
+                if text is None:  # passed but unreadable statically (built at runtime): assume non-empty
+                    cuda = cuda or name == "cuda_sources"
+                elif any(t.strip() for t, _ in text):
+                    sources.append(text)
+                    cuda = cuda or name == "cuda_sources"
+            builds.append(Build(node, cuda, sources))
+        elif kind == "files":
+            files = index.strings(_arg(node, "sources", 1) or ast.Constant(None)) or []
+            cuda = any(t.strip().endswith(_CUDA_FILE_SUFFIXES) for seg, _ in files for t in seg.splitlines())
+            builds.append(Build(node, cuda, []))
+    return builds
+
+
+def _is_jit(index: Index, expr: ast.AST) -> bool:
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    q = index.qualname(target)
+    return bool(q) and q.split(".")[0] == "triton" and q.rsplit(".", 1)[-1] == "jit"
+
+
+def jit_functions(index: Index) -> dict[str, ast.AST]:
+    """Names of Triton kernels: `@triton.jit` defs and `k = triton.jit(fn)` bindings."""
+    out: dict[str, ast.AST] = {}
+    for node in index.nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_is_jit(index, d) for d in node.decorator_list):
+                out[node.name] = node
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _is_jit(index, node.value.func):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = node
+    return out
+
+
+def detect_from_index(index: Index) -> str:
+    builds = find_builds(index)
+    if any(b.cuda for b in builds):
+        return "cuda"
+    if jit_functions(index):
+        return "triton"
+    return "cpp" if builds else "torch"
+
+
+def detect_backend(source: str) -> str:
+    """One of "cuda", "triton", "cpp", "torch"; unparsable source has no detectable kernel ("torch")."""
+    try:
+        tree = ast.parse(source)
+        return detect_from_index(Index(tree))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "torch"
+
+
+__all__ = ["Build", "build_kind", "detect_backend", "detect_from_index", "find_builds", "jit_functions"]

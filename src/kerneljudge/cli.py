@@ -1,0 +1,168 @@
+"""Command line: eval one solution, run a folder of them, or judge the bundled examples.
+
+Exit codes: 0 whenever a verdict was reached (even a wrong or crashing solution); 2 for bad usage;
+3 for unreadable or unusable input files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+
+from . import report
+from .problem import ProblemError, read_problem
+from .types import DEVICES, POLICIES, PRECISIONS, JudgeOptions
+
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+
+
+def _add_judge_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", choices=DEVICES + ("auto",), default="auto",
+                   help="where to run (default: cuda if present, else cpu at the problem's small preset)")
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32", help="run precision (default fp32)")
+    p.add_argument("--policy", choices=POLICIES, default="strict",
+                   help="strict: work must happen in the solution's own kernels; lenient: any PyTorch allowed")
+    p.add_argument("--trials", type=int, default=5, help="correctness trials with fresh secret inputs (default 5)")
+    p.add_argument("--budget", type=float, default=2.0, help="timing budget per model in seconds (default 2)")
+    p.add_argument("--no-timing", action="store_true", help="check correctness only")
+    p.add_argument("--preset", choices=("auto", "default", "small"), default="auto",
+                   help="problem sizes: auto = small on CPU, default on CUDA")
+    p.add_argument("--build-timeout", type=float, default=600.0, help="seconds allowed to build (default 600)")
+    p.add_argument("--run-timeout", type=float, default=300.0, help="seconds allowed after the build (default 300)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads for reference and solution (default 1)")
+    p.add_argument("--cache-dir", default=None, help="builds and reference-time cache (default ~/.cache/kerneljudge)")
+
+
+def _options(args: argparse.Namespace) -> JudgeOptions:
+    return JudgeOptions(device=args.device, precision=args.precision, policy=args.policy, trials=args.trials,
+                        time_budget_s=args.budget, timing=not args.no_timing, preset=args.preset,
+                        build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
+                        threads=args.threads, cache_dir=args.cache_dir)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .api import judge
+
+    for label, path in (("problem", args.problem), ("solution", args.solution)):
+        if not Path(path).is_file():
+            print(f"kerneljudge: {label} file {path} does not exist", file=sys.stderr)
+            return EXIT_INPUT
+    try:
+        problem = read_problem(args.problem)
+        verdict = judge(problem, args.solution, _options(args))
+    except ProblemError as exc:
+        print(f"kerneljudge: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"kerneljudge: cannot read {args.solution}: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        print(verdict.to_json())
+    else:
+        print(report.verdict_table([verdict.to_dict()]))
+        print(f"\n{verdict.verdict}: {verdict.reason}")
+        if verdict.error_excerpt and verdict.verdict != "correct":
+            print("\n" + verdict.error_excerpt[-1500:])
+    return 0
+
+
+def _run_folder(problems_dir: Path, solutions_dir: Path, out: Path, args: argparse.Namespace) -> int:
+    from .execute.batch import Job, run_batch
+    from .mapping import find_problems, pair_solutions
+
+    try:
+        problems = find_problems(problems_dir)
+        pairs, unmatched = pair_solutions(solutions_dir, problems)
+    except ProblemError as exc:
+        print(f"kerneljudge: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    for path in unmatched:
+        print(f"skipped {path.name}: no problem in {problems_dir} matches its name", file=sys.stderr)
+    if not pairs:
+        print(f"kerneljudge: no solution in {solutions_dir} maps to a problem in {problems_dir}", file=sys.stderr)
+        return EXIT_INPUT
+    options = _options(args)
+    jobs = [Job(p, s) for p, s in pairs]
+    if getattr(args, "backends", None):
+        from .analysis import detect_backend
+
+        jobs = [j for j in jobs if detect_backend(j.solution.read_text()) in args.backends]
+    print(f"judging {len(jobs)} solution(s) of {len({j.problem.id for j in jobs})} problem(s); log: {out}",
+          file=sys.stderr)
+    verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs)
+    if args.json:
+        for v in verdicts:
+            print(json.dumps(v, sort_keys=True))
+    else:
+        print(report.verdict_table(verdicts))
+        print()
+        print(report.fast_p_line(verdicts))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    return _run_folder(Path(args.problems), Path(args.solutions), Path(args.out), args)
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from .execute.environment import resolve_device
+
+    device = resolve_device(args.device)
+    root = resources.files("kerneljudge") / "examples"
+    args.backends = {"cpp", "triton"} if device == "cpu" else {"cuda", "triton"}
+    args.device = device
+    out = Path(args.out) if args.out else Path("kerneljudge-examples.jsonl")
+    return _run_folder(Path(str(root / "problems")), Path(str(root / "solutions")), out, args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kerneljudge", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("eval", help="judge one solution against one problem")
+    p.add_argument("--problem", required=True, help="problem .py (class Model, get_inputs, get_init_inputs)")
+    p.add_argument("--solution", required=True, help="solution .py defining ModelNew")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout (logs on stderr)")
+    _add_judge_options(p)
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("run", help="judge every solution in a folder whose file name maps to a problem",
+                       description="Solution names map to problems as docs/formats.md says: "
+                                   "level_{L}_problem_{P}_sample_{S}_kernel.py (upstream layout), or "
+                                   "<problem stem>.py / <problem stem>__<tag>.py. Verdicts are appended to --out "
+                                   "as JSON lines; re-running resumes where the last run stopped.")
+    p.add_argument("--problems", required=True, help="folder of problem files (or with level*/ subfolders)")
+    p.add_argument("--solutions", required=True, help="folder of solution files")
+    p.add_argument("--out", required=True, help="JSONL run log (appended; existing verdicts are kept)")
+    p.add_argument("--jobs", type=int, default=None, help="solutions in flight at once (builds run in parallel)")
+    p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
+    _add_judge_options(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("examples", help="judge the bundled example solutions on this machine (the main job)")
+    p.add_argument("--out", default=None, help="JSONL run log (default ./kerneljudge-examples.jsonl)")
+    p.add_argument("--jobs", type=int, default=None, help="solutions in flight at once")
+    p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
+    _add_judge_options(p)
+    p.set_defaults(func=cmd_examples)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "trials", 1) < 1:
+        parser.error("--trials must be at least 1")
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("kerneljudge: interrupted; verdicts reached so far are in the log", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

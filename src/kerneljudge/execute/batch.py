@@ -1,0 +1,127 @@
+"""Judge many solutions: builds in parallel on the CPU cores while one solution at a time uses each device.
+
+Every verdict is appended to a JSONL file as soon as it is reached (flushed and fsynced), so a crash or
+an interrupt loses nothing, and a re-run skips what is already there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..problem import Problem, sha256_text
+from ..types import JudgeOptions
+from . import environment
+from .evaluate import Slot, evaluate
+from .reference import ReferenceService
+
+
+@dataclass(frozen=True)
+class Job:
+    problem: Problem
+    solution: Path
+
+    def key(self, options: JudgeOptions, device: str) -> str:
+        sol_sha = sha256_text(self.solution.read_text())
+        return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy])
+
+
+def verdict_key(v: dict[str, Any]) -> str:
+    return "|".join([v.get("problem_sha256", ""), v.get("solution_sha256", ""), v.get("device", ""),
+                     v.get("precision", ""), v.get("policy", "")])
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """Verdicts already in a run log; a torn last line (crash mid-write) is ignored."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "verdict" in row:
+            rows.append(row)
+    return rows
+
+
+def device_count(device: str) -> int:
+    if device != "cuda":
+        return 1
+    import torch
+
+    return max(1, torch.cuda.device_count())
+
+
+def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_parallel: int | None = None,
+              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Judge every job not yet in out_path; return all verdicts for these jobs (old and new)."""
+    say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    device = environment.resolve_device(options.device)
+    cache = options.cache_dir or environment.default_cache_dir()
+    done = {verdict_key(v): v for v in read_log(out_path)}
+    keyed = [(job, job.key(options, device)) for job in jobs]
+    todo = [(job, key) for job, key in keyed if key not in done]
+    if len(todo) < len(keyed):
+        say(f"resuming: {len(keyed) - len(todo)} verdict(s) already in {out_path}, {len(todo)} to judge")
+    workers = jobs_in_parallel or (os.cpu_count() or 1 if device == "cuda" else min(2, os.cpu_count() or 1))
+    workers = max(1, min(workers, len(todo) or 1))
+    n_slots = device_count(device)
+    build_env = {"MAX_JOBS": str(max(1, (os.cpu_count() or 1) // workers))}
+    slots = [Slot(ReferenceService(device, options.precision, options.threads, cache,
+                                   env=_slot_env(device, i, build_env)), env=_slot_env(device, i, build_env))
+             for i in range(n_slots)]
+    lock = threading.Lock()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict[str, Any]] = {}
+    counter = {"n": 0}
+
+    def work(index: int, job: Job) -> dict[str, Any]:
+        verdict = evaluate(job.problem, str(job.solution), options, slots[index % n_slots], device).to_dict()
+        with lock:
+            with out_path.open("a") as log:
+                log.write(json.dumps(verdict, sort_keys=True) + "\n")
+                log.flush()
+                os.fsync(log.fileno())
+            counter["n"] += 1
+            say(f"[{counter['n']}/{len(todo)}] {job.problem.id} <- {job.solution.name}: {_summary(verdict)}")
+        return verdict
+
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(work, i, job): key for i, (job, key) in enumerate(todo)}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+    finally:
+        for slot in slots:
+            slot.reference.close()
+    return [results.get(key) or done[key] for _, key in keyed]
+
+
+def _slot_env(device: str, index: int, extra: dict[str, str]) -> dict[str, str]:
+    env = dict(extra)
+    if device == "cuda":
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        ids = [d for d in visible.split(",") if d.strip()] if visible else None
+        env["CUDA_VISIBLE_DEVICES"] = ids[index] if ids else str(index)
+    return env
+
+
+def _summary(v: dict[str, Any]) -> str:
+    text = v["verdict"]
+    if v.get("speedup") is not None:
+        text += f" {v['speedup']:.2f}x"
+    if v["verdict"] == "correct" and not v.get("accepted"):
+        text += f" (not accepted: {', '.join(v.get('flags', []))})"
+    elif v["verdict"] != "correct":
+        text += f" - {v.get('reason', '')[:100]}"
+    if v.get("build_s") is not None:
+        text += f" [build {v['build_s']:.1f} s, wall {v.get('wall_s', 0):.1f} s]"
+    return text

@@ -1,0 +1,49 @@
+"""Where children run: device choice, cache folders, and the environment a child starts with."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Variables a child never inherits: the judge's own settings and anything that looks like a secret.
+_DROP_PREFIXES = ("KERNELJUDGE_", "OPENAI", "ANTHROPIC", "HF_TOKEN", "AWS_", "GITHUB_TOKEN")
+
+
+def default_cache_dir() -> str:
+    env = os.environ.get("KERNELJUDGE_CACHE")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kerneljudge")
+
+
+def resolve_device(requested: str) -> str:
+    if requested != "auto":
+        return requested
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def build_root(cache_dir: str) -> str:
+    import sys
+
+    import torch
+
+    tag = f"torch{torch.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+    return str(Path(cache_dir) / "builds" / tag)
+
+
+def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env["PYTHONUNBUFFERED"] = "1"
+    env["OMP_NUM_THREADS"] = str(max(1, threads))
+    env["TORCH_EXTENSIONS_DIR"] = str(Path(cache_dir) / "torch_extensions")
+    env["TRITON_CACHE_DIR"] = str(Path(cache_dir) / "triton")
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"   # must be set before triton is first imported
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    env.update(extra or {})
+    return env

@@ -1,0 +1,300 @@
+"""Judge one solution: static checks, build, correctness, timing, held-out shapes -> Verdict.
+
+The orchestrator side of the protocol. It holds the secret seeds and the reference outputs, talks to the
+solution's child over the private channel, and checks everything the child claims that it can check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import channel
+from ..analysis import analyze, detect_backend
+from ..harness import compare, timing
+from ..problem import Problem
+from ..types import BLOCKING_FLAGS, JudgeOptions, Verdict
+from . import environment
+from .child import Child
+from .reference import ReferenceError, ReferenceService
+
+TIMED_CHECKS_GPU = 3
+TIMED_CHECKS_CPU = 2
+
+
+class Outcome(Exception):
+    """Raised inside the flow to end judging with a verdict."""
+
+    def __init__(self, verdict: str, reason: str, flags: tuple[str, ...] = (), excerpt: str = ""):
+        super().__init__(reason)
+        self.verdict, self.reason, self.flags, self.excerpt = verdict, reason, flags, excerpt
+
+
+@dataclass
+class Context:
+    problem: Problem
+    options: JudgeOptions
+    device: str
+    reference: ReferenceService
+    small: bool
+    preset: dict[str, Any]
+    init_seed: int = field(default_factory=lambda: secrets.randbits(62))
+    flags: set[str] = field(default_factory=set)
+    child: Child | None = None
+    deadline: float = math.inf
+    max_payload: int = 1 << 30
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def request(self, header: dict[str, Any], timeout: float | None = None) -> tuple[dict[str, Any], list]:
+        """One round trip to the solution child; a dead or silent child becomes a verdict."""
+        remaining = self.deadline - time.monotonic() if timeout is None else timeout
+        if remaining <= 0:
+            raise Outcome("timeout", "ran past the run time limit", excerpt=self.child.output.text())
+        try:
+            self.child.send(header)
+            reply, tensors = self.child.recv(remaining, self.max_payload)
+        except channel.ChannelTimeout:
+            phase = "build" if header.get("cmd") == "load" else "run"
+            limit = self.options.build_timeout_s if phase == "build" else self.options.run_timeout_s
+            raise Outcome("timeout", f"no answer within the {phase} time limit of {limit:g} s "
+                          f"(during '{header.get('cmd')}')", excerpt=self.child.output.text()) from None
+        except (channel.ChannelClosed, OSError):
+            how = self.child.exit_description()
+            verdict = "build_error" if header.get("cmd") == "load" else "runtime_error"
+            raise Outcome(verdict, f"the solution's process died during '{header.get('cmd')}' ({how})",
+                          excerpt=self.child.output.text()) from None
+        except channel.ProtocolError as exc:
+            raise Outcome("rejected", f"the solution's process broke the judge protocol: {exc}",
+                          ("protocol_violation",), self.child.output.text()) from None
+        self.flags.update(str(f) for f in reply.get("flags", []) if isinstance(f, str))
+        if reply.get("status") != "ok":
+            raise _error_outcome(reply, self.child.output.text())
+        return reply, tensors
+
+
+def _error_outcome(reply: dict[str, Any], output: str) -> Outcome:
+    kind = reply.get("kind", "runtime_error")
+    message = str(reply.get("message", ""))
+    excerpt = (message + ("\n--- output ---\n" + output if output.strip() else ""))[-4000:]
+    last_line = message.strip().splitlines()[-1] if message.strip() else kind
+    if kind == "build_error":
+        return Outcome("build_error", f"the solution failed to build: {last_line}", excerpt=excerpt)
+    if kind == "bad_output":
+        if "subclass" in message:
+            return Outcome("rejected", message, ("lazy_output",), excerpt)
+        return Outcome("wrong_output", message, excerpt=excerpt)
+    if kind == "reference_error":
+        return Outcome("runtime_error", f"the problem's reference failed in the solution process: {last_line}",
+                       ("reference_error",), excerpt)
+    return Outcome("runtime_error", f"the solution raised: {last_line}", excerpt=excerpt)
+
+
+@dataclass
+class Slot:
+    """One device the judge may use: its lock, its trusted reference process, its child environment."""
+
+    reference: ReferenceService
+    env: dict[str, str] = field(default_factory=dict)
+    lock: Any = field(default_factory=threading.Lock)
+
+
+def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str,
+             on_built: Any = None) -> Verdict:
+    """Judge one solution file. Never raises for anything the solution does; raises OSError if unreadable."""
+    started = time.monotonic()
+    text = Path(solution_path).read_text()
+    backend = detect_backend(text)
+    findings = analyze(text, options.policy, backend)
+    small = options.preset == "small" or (options.preset == "auto" and device == "cpu")
+    if small and not problem.metadata.get("SMALL"):
+        small = False
+    ctx = Context(problem, options, device, slot.reference, small, problem.preset("small") if small else {})
+    base = dict(problem=problem.path, solution=str(Path(solution_path).resolve()), problem_id=problem.id,
+                backend=backend, policy=options.policy, precision=options.precision, device=device,
+                problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                preset="small" if small else "default", findings=tuple(f.to_dict() for f in findings))
+    result: dict[str, Any] = {}
+    try:
+        _static_gate(findings, backend, device, options)
+        _run(ctx, solution_path, result, slot, on_built)
+        verdict, reason, excerpt = "correct", "matches the reference", ""
+    except Outcome as out:
+        verdict, reason, excerpt = out.verdict, out.reason, out.excerpt
+        ctx.flags.update(out.flags)
+    except ReferenceError as exc:
+        verdict, reason, excerpt = "runtime_error", "the problem's reference failed to run", str(exc)[-4000:]
+        ctx.flags.add("reference_error")
+    finally:
+        if ctx.child is not None:
+            ctx.child.kill()
+    if verdict == "correct" and ctx.flags & {"input_mutated", "lazy_output"}:
+        verdict, reason = "rejected", "the solution changed its inputs in place"
+    flags = tuple(sorted(ctx.flags))
+    blocking = [f for f in flags if f in BLOCKING_FLAGS]
+    accepted = verdict == "correct" and not blocking
+    if verdict == "correct" and blocking:
+        reason = f"correct, but not accepted: {', '.join(blocking)}"
+    env = {**slot.reference.environment, **ctx.info.get("environment", {})}
+    return Verdict(
+        verdict=verdict, accepted=accepted, reason=reason, flags=flags, error_excerpt=excerpt,
+        speedup=result.get("speedup") if verdict == "correct" else None,
+        ref_ms=result.get("ref_ms"), sol_ms=result.get("sol_ms"),
+        ref_timing=result.get("ref_timing"), sol_timing=result.get("sol_timing"),
+        max_error=result.get("max_error"), device_name=str(env.get("device_name", "")),
+        versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
+        build_s=ctx.info.get("build_s"), wall_s=round(time.monotonic() - started, 3), **base,
+    )
+
+
+def _static_gate(findings: list, backend: str, device: str, options: JudgeOptions) -> None:
+    by_code = {f.code: f for f in findings}
+    for code in ("syntax_error", "missing_modelnew"):
+        if code in by_code:
+            raise Outcome("build_error", by_code[code].message)
+    blocking = [f for f in findings if f.blocking]
+    if blocking:
+        first = blocking[0]
+        codes = tuple(sorted({f"policy:{f.code}" for f in blocking}))
+        raise Outcome("rejected", f"{first.message} (line {first.line})"
+                      + (f" and {len(blocking) - 1} more finding(s)" if len(blocking) > 1 else ""), codes)
+    if backend == "cuda" and device != "cuda":
+        raise Outcome("build_error", "this is a CUDA solution and the judge runs on the CPU (no CUDA device)")
+
+
+def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: "Slot", on_built) -> None:
+    opts, problem = ctx.options, ctx.problem
+    ctx.child = Child("kerneljudge.harness.solution_worker",
+                      environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env))
+    ctx.deadline = time.monotonic() + opts.build_timeout_s
+    reply, _ = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
+                            "device": ctx.device, "precision": opts.precision, "threads": opts.threads,
+                            "build_root": environment.build_root(_cache(opts))})
+    ctx.info["build_s"] = round(float(reply.get("build_s", 0.0)), 3)
+    ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
+    if on_built is not None:
+        on_built()
+    # Everything that touches the device happens under the slot's lock: one judged model at a time.
+    with slot.lock:
+        ctx.deadline = time.monotonic() + opts.run_timeout_s
+        plan = timing.SamplingPlan(ctx.device, opts.time_budget_s)
+        checks = TIMED_CHECKS_GPU if ctx.device == "cuda" else TIMED_CHECKS_CPU
+        trial_seeds = [secrets.randbits(62) for _ in range(opts.trials)]
+        check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
+        check_seeds = {i: secrets.randbits(62) for i in check_at}
+        expected = ctx.reference.outputs(problem.path, ctx.preset, ctx.init_seed,
+                                         trial_seeds + list(check_seeds.values()))
+        ctx.max_payload = 2 * max(_nbytes(e) for e in expected) + (1 << 20)
+        tolerance = problem.metadata.get("TOLERANCE")
+        ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
+        for k, seed in enumerate(trial_seeds):
+            reply, tensors = ctx.request({"cmd": "call", "seed": seed})
+            _check_output(ctx, expected[k], (reply["structure"], tensors), tolerance, f"trial {k + 1}", result)
+        if opts.timing:
+            _time(ctx, plan, check_seeds, expected[len(trial_seeds):], tolerance, result)
+        if opts.held_out:
+            _held_out(ctx, tolerance)
+
+
+def _check_output(ctx: Context, ref, sol, tolerance, where: str, result: dict[str, Any]) -> None:
+    if "input_mutated" in ctx.flags:
+        raise Outcome("rejected", f"the solution modified an input in place ({where})", ("input_mutated",))
+    cmp = compare.compare_outputs(ref, sol, ctx.options.precision, tolerance)
+    if not cmp.ok:
+        raise Outcome("wrong_output", f"{where}: {cmp.reason}")
+    if cmp.detail.get("rel_l2", 0) >= (result.get("max_error") or {}).get("rel_l2", -1):
+        result["max_error"] = cmp.detail
+
+
+def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], check_expected: list,
+          tolerance, result: dict[str, Any]) -> None:
+    opts = ctx.options
+    ref_stats = ctx.reference.timing(ctx.problem.sha256, ctx.problem.path, ctx.preset, ctx.init_seed,
+                                     opts.time_budget_s)
+    expected_by_index = dict(zip(sorted(check_seeds), check_expected))
+    warm: list[float] = []
+    start = time.monotonic()
+    while not plan.warm(warm, time.monotonic() - start):
+        warm.append(_timed_call(ctx, secrets.randbits(62))[0])
+    samples: list[float] = []
+    clocks: list[str] = []
+    gaps: list[float] = []
+    start = time.monotonic()
+    while not plan.done(samples, time.monotonic() - start) or len(samples) <= max(check_seeds, default=-1):
+        i = len(samples)
+        ms, clock, gap = _timed_call(ctx, check_seeds.get(i, secrets.randbits(62)))
+        samples.append(ms)
+        clocks.append(clock)
+        gaps.append(gap)
+        if i in expected_by_index:
+            reply, tensors = ctx.request({"cmd": "ship"})
+            cmp = compare.compare_outputs(expected_by_index[i], (reply["structure"], tensors),
+                                          opts.precision, tolerance)
+            if not cmp.ok:
+                raise Outcome("rejected", f"timed call {i + 1} returned a wrong output ({cmp.reason}): "
+                              "outputs of timed calls must be as correct as the checked ones",
+                              ("timed_output_mismatch",))
+    sol_stats = timing.summarize(samples, len(warm), clocks)
+    _cross_check(ctx, sol_stats, ref_stats, gaps)
+    ref_ms, sol_ms = ref_stats["median_ms"], sol_stats["median_ms"]
+    result.update(ref_ms=ref_ms, sol_ms=sol_ms, ref_timing=ref_stats, sol_timing=sol_stats)
+    result["speedup"] = ref_ms / sol_ms if sol_ms > 0 else math.inf
+    if result["speedup"] > opts.speedup_review_threshold:
+        ctx.flags.add("suspicious_speedup")
+
+
+def _timed_call(ctx: Context, seed: int) -> tuple[float, str, float]:
+    sent = time.monotonic()
+    reply, _ = ctx.request({"cmd": "timed", "seed": seed})
+    observed_ms = (time.monotonic() - sent) * 1e3
+    try:
+        ms, host_ms = float(reply["ms"]), float(reply["host_ms"])
+        clock = str(reply.get("clock", "host"))
+    except (KeyError, TypeError, ValueError):
+        raise Outcome("rejected", "the solution's process sent a malformed timing reply",
+                      ("protocol_violation",)) from None
+    # the child's own window cannot be longer than the round trip the orchestrator saw, nor negative
+    if not (0 <= ms <= host_ms + 1e-3) or host_ms > observed_ms + 0.5:
+        ctx.flags.add("timing_inconsistent")
+    return ms, clock, observed_ms - ms
+
+
+def _cross_check(ctx: Context, sol_stats: dict[str, Any], ref_stats: dict[str, Any], gaps: list[float]) -> None:
+    """Time the child did not report must be explained by per-call overhead the reference also has."""
+    gap = timing.median_ci(gaps)[0]
+    allowance = float(ref_stats.get("overhead_ms", 0.0)) + (0.75 if ctx.device == "cuda" else 2.0) \
+        + 0.5 * sol_stats["median_ms"]
+    ctx.info["unreported_ms"] = gap
+    if gap > allowance:
+        ctx.flags.add("timing_inconsistent")
+
+
+def _held_out(ctx: Context, tolerance) -> None:
+    for preset in ctx.problem.held_out(ctx.small):
+        seeds = [secrets.randbits(62) for _ in range(2)]
+        expected = ctx.reference.outputs(ctx.problem.path, preset, ctx.init_seed, seeds)
+        ctx.max_payload = 2 * max(_nbytes(e) for e in expected) + (1 << 20)
+        ctx.request({"cmd": "init", "preset": preset, "init_seed": ctx.init_seed})
+        for seed, ref in zip(seeds, expected):
+            reply, tensors = ctx.request({"cmd": "call", "seed": seed})
+            if "input_mutated" in ctx.flags:
+                raise Outcome("rejected", "the solution modified an input in place (held-out shape)")
+            cmp = compare.compare_outputs(ref, (reply["structure"], tensors), ctx.options.precision, tolerance)
+            if not cmp.ok:
+                shape = ", ".join(f"{k}={v}" for k, v in preset.items())
+                raise Outcome("wrong_output", f"correct at the benchmark shape but wrong at a held-out shape "
+                              f"({shape}): {cmp.reason}", ("shape_specialized",))
+
+
+def _nbytes(output: tuple[Any, list]) -> int:
+    return sum(t.numel() * t.element_size() for t in output[1])
+
+
+def _cache(options: JudgeOptions) -> str:
+    return options.cache_dir or environment.default_cache_dir()

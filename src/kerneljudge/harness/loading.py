@@ -1,0 +1,115 @@
+"""Child-side loading: problem modules, solution modules, models, inputs and outputs.
+
+Runs only inside the reference and solution child processes, never in the orchestrator.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+import uuid
+from typing import Any
+
+import torch
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class OutputError(Exception):
+    """The model returned something the judge cannot accept as an output."""
+
+
+def load_module(path: str, overrides: dict[str, Any] | None = None) -> types.ModuleType:
+    """Execute a .py file as a fresh module, then apply constant overrides (a preset)."""
+    name = f"kj_mod_{uuid.uuid4().hex[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling inside user code expect this
+    spec.loader.exec_module(module)
+    for key, value in (overrides or {}).items():
+        setattr(module, key, value)
+    return module
+
+
+def make_init_inputs(problem: types.ModuleType, seed: int) -> list[Any]:
+    torch.manual_seed(seed)
+    return list(problem.get_init_inputs())
+
+
+def build_model(cls: type, init_inputs: list[Any], seed: int, device: str, precision: str) -> torch.nn.Module:
+    """Construct a model under a fixed seed, directly on the device, cast to the run precision."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = cls(*init_inputs)
+    model = model.to(device)
+    if precision != "fp32":
+        model = model.to(DTYPES[precision])
+    return model.eval()
+
+
+def copy_matching_weights(source: torch.nn.Module, target: torch.nn.Module) -> list[str]:
+    """Give the solution the reference's initial parameters and buffers where names and shapes match."""
+    target_state = target.state_dict(keep_vars=True)
+    copied = []
+    with torch.no_grad():
+        for key, value in source.state_dict(keep_vars=True).items():
+            dest = target_state.get(key)
+            if isinstance(dest, torch.Tensor) and isinstance(value, torch.Tensor) and dest.shape == value.shape:
+                dest.copy_(value.to(dest.dtype))
+                copied.append(key)
+    return copied
+
+
+def make_inputs(problem: types.ModuleType, seed: int, device: str, precision: str) -> list[Any]:
+    """Inputs from the problem's get_inputs() under a seed, created on the run device.
+
+    Only floating tensors are cast to the run precision; integer and bool inputs keep their dtype.
+    """
+    torch.manual_seed(seed)
+    with torch.device(device):
+        raw = problem.get_inputs()
+    dtype = DTYPES[precision]
+    inputs = []
+    for x in raw:
+        if isinstance(x, torch.Tensor):
+            x = x.to(device)
+            if x.is_floating_point():
+                x = x.to(dtype)
+        inputs.append(x)
+    return inputs
+
+
+def flatten_output(out: Any, device: str) -> tuple[Any, list[torch.Tensor]]:
+    """Split an output into a JSON structure and its tensors; refuse anything but plain tensors."""
+    tensors: list[torch.Tensor] = []
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, torch.Tensor):
+            if type(node) is not torch.Tensor:
+                raise OutputError(f"output is a {type(node).__name__}, a Tensor subclass; only plain tensors count")
+            if node.is_meta or node.device.type != device:
+                raise OutputError(f"output tensor is on {node.device}, expected {device}")
+            tensors.append(node)
+            return {"tensor": len(tensors) - 1}
+        if isinstance(node, (tuple, list)):
+            return {"seq": [walk(n) for n in node]}
+        if node is None or isinstance(node, (bool, int, float)):
+            return {"value": node}
+        raise OutputError(f"output contains a {type(node).__name__}; expected tensors (or tuples of them)")
+
+    return walk(out), tensors
+
+
+def snapshot_inputs(inputs: list[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def inputs_unchanged(inputs: list[Any], pristine: list[Any]) -> bool:
+    for x, p in zip(inputs, pristine):
+        if isinstance(x, torch.Tensor):
+            if x.shape != p.shape or x.dtype != p.dtype or not torch.equal(x, p):
+                return False
+    return True

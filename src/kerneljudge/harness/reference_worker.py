@@ -1,0 +1,107 @@
+"""Trusted child process: runs only problem code, never solution code.
+
+It computes reference outputs for the seeds the orchestrator sends and times the reference with the same
+method the solution is timed with. It can serve many problems in a row (batch runs keep one alive).
+
+    python -m kerneljudge.harness.reference_worker FD_IN FD_OUT
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import torch
+
+from .. import channel
+from . import loading, timing, worker
+
+_models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
+
+
+def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
+    key = (msg["problem_path"], repr(sorted(msg.get("preset", {}).items())), msg["init_seed"],
+           msg["device"], msg["precision"])
+    if key not in _models:
+        _models.clear()  # one problem at a time keeps device memory bounded
+        if msg["device"] == "cuda":
+            torch.cuda.empty_cache()
+        problem = loading.load_module(msg["problem_path"], msg.get("preset"))
+        init_inputs = loading.make_init_inputs(problem, msg["init_seed"])
+        model = loading.build_model(problem.Model, init_inputs, msg["init_seed"], msg["device"], msg["precision"])
+        _models[key] = (problem, model)
+    return _models[key]
+
+
+def handle_hello(msg: dict[str, Any], fd: int) -> None:
+    flags = worker.pin_global_flags(msg["device"], msg.get("threads", 1))
+    channel.send(fd, {"status": "ok", "environment": worker.environment(msg["device"]), "flags": flags})
+
+
+def handle_outputs(msg: dict[str, Any], fd: int) -> None:
+    """One reply per seed: the reference output for inputs made from that seed."""
+    device, precision = msg["device"], msg["precision"]
+    try:
+        problem, model = _model_for(msg)
+    except Exception as exc:
+        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+        return
+    for seed in msg["seeds"]:
+        try:
+            inputs = loading.make_inputs(problem, seed, device, precision)
+            out = worker.call_model(model, inputs, device)
+            worker.send_output(fd, out, device)
+        except Exception as exc:
+            channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+            return
+
+
+def handle_time(msg: dict[str, Any], fd: int) -> None:
+    device, precision = msg["device"], msg["precision"]
+    try:
+        problem, model = _model_for(msg)
+        stats = time_locally(problem, model, device, precision, msg["budget_s"])
+    except Exception as exc:
+        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+        return
+    channel.send(fd, {"status": "ok", **stats})
+
+
+def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: str, budget_s: float) -> dict[str, Any]:
+    """The same per-call method as the solution's timing, driven here because this process is trusted.
+
+    Also reports the per-call overhead outside the window (input generation, flush, sync): the
+    orchestrator uses it to sanity-check the solution's reported times against its own clock.
+    """
+    timer = timing.Timer(device)
+    plan = timing.SamplingPlan(device, budget_s)
+    start = time.perf_counter()
+    warm: list[float] = []
+    while not plan.warm(warm, time.perf_counter() - start):
+        inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
+        _, t = timer.time_call(model, inputs)
+        warm.append(t["ms"])
+    samples: list[float] = []
+    overheads: list[float] = []
+    clocks: list[str] = []
+    sample_start = time.perf_counter()
+    while not plan.done(samples, time.perf_counter() - sample_start):
+        t0 = time.perf_counter()
+        inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
+        out, t = timer.time_call(model, inputs)
+        del out, inputs
+        samples.append(t["ms"])
+        clocks.append(t["clock"])
+        overheads.append((time.perf_counter() - t0) * 1e3 - t["host_ms"])
+    stats = timing.summarize(samples, len(warm), clocks)
+    stats["overhead_ms"] = timing.median_ci(overheads)[0]
+    return {"timing": stats}
+
+
+def main() -> None:
+    worker.serve({"hello": handle_hello, "outputs": handle_outputs, "time": handle_time})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Disposable child process that builds and runs one solution.
+
+Everything it reports is checked by the orchestrator where it can be: outputs are compared there, times
+are cross-checked against the orchestrator's own clock and the reference's overhead, and the outputs of
+timed calls are shipped for re-checking on request after the call has returned. Seeds arrive one call
+at a time, so no future input can be predicted; the expected outputs never enter this process.
+
+    python -m kerneljudge.harness.solution_worker FD_IN FD_OUT
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from typing import Any
+
+import torch
+
+from .. import channel
+from . import builds, loading, timing, worker
+
+
+class State:
+    device = "cpu"
+    precision = "fp32"
+    problem_path = ""
+    solution_module: Any = None
+    problem: Any = None
+    model: torch.nn.Module | None = None
+    timer: timing.Timer | None = None
+    clocks: dict[str, Any] = {}
+    flags_at_start: dict[str, Any] = {}
+    threads_at_start: set[int] = set()
+    last_output: Any = None
+    previous_inputs: Any = None
+
+
+S = State()
+
+
+def _error(fd: int, kind: str, exc: BaseException) -> None:
+    channel.send(fd, {"status": "error", "kind": kind, "message": worker.error_message(exc)})
+
+
+def _integrity_flags() -> list[str]:
+    flags = []
+    if timing.tampered(S.clocks):
+        flags.append("timer_tampered")
+    if worker.global_flags() != S.flags_at_start:
+        flags.append("global_flags_changed")
+    if any(t.is_alive() and t.ident not in S.threads_at_start for t in threading.enumerate()):
+        flags.append("thread_alive")
+    return flags
+
+
+def handle_load(msg: dict[str, Any], fd: int) -> None:
+    """Build phase: import the solution (load_inline and Triton compiles happen here)."""
+    S.device, S.precision, S.problem_path = msg["device"], msg["precision"], msg["problem_path"]
+    S.flags_at_start = worker.pin_global_flags(S.device, msg.get("threads", 1))
+    S.clocks = timing.clock_identities()
+    S.threads_at_start = {t.ident for t in threading.enumerate()}
+    builds.install(msg["build_root"])
+    environment = worker.environment(S.device)
+    start = time.perf_counter()
+    try:
+        S.solution_module = loading.load_module(msg["solution_path"])
+    except BaseException as exc:  # SystemExit from solution code is a build failure too
+        _error(fd, "build_error", exc)
+        return
+    if not isinstance(getattr(S.solution_module, "ModelNew", None), type):
+        channel.send(fd, {"status": "error", "kind": "build_error",
+                          "message": "the solution defines no class ModelNew"})
+        return
+    channel.send(fd, {"status": "ok", "build_s": time.perf_counter() - start, "environment": environment,
+                      "flags": _integrity_flags()})
+
+
+def handle_init(msg: dict[str, Any], fd: int) -> None:
+    """Construct Model (for its initial weights) and ModelNew for a preset; hand the weights over."""
+    S.model = None
+    S.last_output = S.previous_inputs = None
+    try:
+        S.problem = loading.load_module(S.problem_path, msg.get("preset"))
+        init_inputs = loading.make_init_inputs(S.problem, msg["init_seed"])
+        reference = loading.build_model(S.problem.Model, init_inputs, msg["init_seed"], S.device, S.precision)
+    except Exception as exc:
+        _error(fd, "reference_error", exc)
+        return
+    try:
+        init_inputs = loading.make_init_inputs(S.problem, msg["init_seed"])
+        model = loading.build_model(S.solution_module.ModelNew, init_inputs, msg["init_seed"], S.device, S.precision)
+        copied = loading.copy_matching_weights(reference, model)
+    except Exception as exc:
+        kind = "build_error" if "Error building extension" in str(exc) else "runtime_error"
+        _error(fd, kind, exc)
+        return
+    del reference
+    worker.poison_device_memory(S.device)
+    S.model = model
+    if S.timer is None:
+        S.timer = timing.Timer(S.device)
+    channel.send(fd, {"status": "ok", "copied": copied, "flags": _integrity_flags()})
+
+
+def handle_call(msg: dict[str, Any], fd: int) -> None:
+    """A correctness call: inputs from the seed, output shipped, inputs checked against a pristine copy."""
+    try:
+        inputs = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
+        pristine = loading.snapshot_inputs(inputs)
+        out = worker.call_model(S.model, inputs, S.device)
+        mutated = not loading.inputs_unchanged(inputs, pristine)
+        flags = _integrity_flags() + (["input_mutated"] if mutated else [])
+        worker.send_output(fd, out, S.device, {"flags": flags})
+    except loading.OutputError as exc:
+        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+
+
+def handle_timed(msg: dict[str, Any], fd: int) -> None:
+    """One timed call. Fresh values each time, at shifting addresses (a random pad, previous inputs alive)."""
+    try:
+        pad = torch.empty(secrets.randbelow(1 << 22) + 4096, dtype=torch.uint8, device=S.device)
+        inputs = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
+        S.last_output = None
+        out, t = S.timer.time_call(S.model, inputs)
+        loading.flatten_output(out, S.device)  # plain, materialised tensors only
+        S.last_output = out
+        S.previous_inputs = inputs
+        del pad
+        channel.send(fd, {"status": "ok", **t, "flags": _integrity_flags()})
+    except loading.OutputError as exc:
+        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+
+
+def handle_ship(msg: dict[str, Any], fd: int) -> None:
+    """Send the last timed call's output, as it is now (after the device went idle)."""
+    try:
+        timing.sync(S.device)
+        worker.send_output(fd, S.last_output, S.device)
+    except loading.OutputError as exc:
+        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+
+
+def main() -> None:
+    worker.serve({"load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
+                  "ship": handle_ship})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""What the reference and solution child processes share: start-up, pinned flags, one call, errors."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import traceback
+from typing import Any, Callable
+
+import torch
+
+from .. import channel
+from . import loading
+
+ERROR_EXCERPT_CHARS = 4000
+
+
+def pin_global_flags(device: str, threads: int) -> dict[str, Any]:
+    """Same numerics in every process: full fp32 matmul and conv (no TF32), fixed thread count."""
+    torch.set_num_threads(max(1, threads))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    torch.set_grad_enabled(False)
+    return global_flags()
+
+
+def global_flags() -> dict[str, Any]:
+    return {
+        "matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "matmul.fp16_reduced_precision": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "matmul.bf16_reduced_precision": torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+    }
+
+
+def environment(device: str) -> dict[str, Any]:
+    info: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__}
+    try:
+        import triton  # noqa: F401  (only its version is recorded)
+
+        info["triton"] = triton.__version__
+    except Exception:
+        pass
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        info.update(device_name=props.name, cuda=str(torch.version.cuda), sm_count=props.multi_processor_count,
+                    l2_bytes=props.L2_cache_size, memory_bytes=props.total_memory,
+                    capability=f"{props.major}.{props.minor}")
+        try:
+            with open("/proc/driver/nvidia/version") as f:
+                info["driver"] = f.readline().split("Kernel Module")[-1].split()[0]
+        except (OSError, IndexError):
+            pass
+    else:
+        info["device_name"] = platform.processor() or platform.machine()
+    return info
+
+
+def poison_device_memory(device: str) -> None:
+    """Fill memory the caching allocator will hand out next with NaN, so unwritten outputs show."""
+    if device != "cuda":
+        return
+    free, _ = torch.cuda.mem_get_info()
+    nbytes = min(free // 4, 2 << 30)
+    if nbytes > 0:
+        block = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda")
+        block.fill_(float("nan"))
+        del block
+
+
+def error_message(exc: BaseException) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return text[-ERROR_EXCERPT_CHARS:]
+
+
+def serve(handlers: dict[str, Callable[[dict[str, Any], int], None]]) -> None:
+    """Read commands from the private channel until 'exit' or EOF; each handler replies itself."""
+    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+    os.set_inheritable(fd_in, False)
+    os.set_inheritable(fd_out, False)
+    while True:
+        try:
+            msg, _ = channel.recv(fd_in)
+        except channel.ChannelClosed:
+            return
+        cmd = msg.get("cmd")
+        if cmd == "exit":
+            return
+        handler = handlers.get(cmd)
+        if handler is None:
+            channel.send(fd_out, {"status": "error", "kind": "protocol", "message": f"unknown command {cmd!r}"})
+            continue
+        handler(msg, fd_out)
+
+
+def call_model(model: torch.nn.Module, inputs: list[Any], device: str) -> Any:
+    out = model(*inputs)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return out
+
+
+def send_output(fd: int, out: Any, device: str, extra: dict[str, Any] | None = None) -> None:
+    structure, tensors = loading.flatten_output(out, device)
+    channel.send(fd, {"status": "ok", "structure": structure, **(extra or {})}, tensors)

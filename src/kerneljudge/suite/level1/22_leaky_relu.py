@@ -1,0 +1,33 @@
+"""Leaky ReLU activation: y = x if x > 0 else negative_slope * x."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 4096
+dim = 81920  # 1.25 GiB in + 1.25 GiB out: ~2.7 GB moved, ~0.81 ms
+negative_slope = 0.05
+
+
+class Model(nn.Module):
+    def __init__(self, negative_slope):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return F.leaky_relu(x, negative_slope=self.negative_slope)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return [negative_slope]
+
+
+# kerneljudge metadata
+CATEGORY = "activation"
+TAGS = []
+SMALL = {"batch_size": 16, "dim": 4096}
+HELD_OUT = [{"batch_size": 3001, "dim": 100003}]
+HELD_OUT_SMALL = [{"batch_size": 7, "dim": 1531}]

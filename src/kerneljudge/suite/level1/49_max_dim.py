@@ -1,0 +1,33 @@
+"""Max reduction (values only) over the middle dimension of a 3D tensor."""
+import torch
+import torch.nn as nn
+
+batch_size = 160
+dim = 4096
+inner = 1024  # 2.5 GiB read once, tiny output: ~2.7 GB moved, ~0.79 ms
+
+
+class Model(nn.Module):
+    def __init__(self, reduce_dim):
+        super().__init__()
+        self.reduce_dim = reduce_dim
+
+    def forward(self, x):
+        return torch.max(x, dim=self.reduce_dim).values
+
+
+def get_inputs():
+    # each reduced column gets its own offset, so the maxima spread widely
+    return [torch.randn(batch_size, dim, inner).add_(4.0 * torch.randn(batch_size, 1, inner))]
+
+
+def get_init_inputs():
+    return [1]
+
+
+# kerneljudge metadata
+CATEGORY = "reduction"
+TAGS = []
+SMALL = {"batch_size": 4, "dim": 256, "inner": 64}
+HELD_OUT = [{"batch_size": 131, "dim": 4099, "inner": 1001}]
+HELD_OUT_SMALL = [{"batch_size": 3, "dim": 301, "inner": 37}]

@@ -1,0 +1,40 @@
+"""3x3 convolution, GroupNorm, then GELU."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 16
+in_channels = 64
+out_channels = 256
+num_groups = 32
+height = 96
+width = 96  # ~43 GFLOP conv + passes over 151 MB, ~1.5 ms
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, num_groups):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.norm = nn.GroupNorm(num_groups, out_channels)
+        with torch.no_grad():
+            self.norm.weight.copy_(1.0 + 0.2 * torch.randn(out_channels))
+            self.norm.bias.copy_(0.2 * torch.randn(out_channels))
+
+    def forward(self, x):
+        return F.gelu(self.norm(self.conv(x)))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, num_groups]
+
+
+# kerneljudge metadata
+CATEGORY = "fusion-conv"
+TAGS = []
+SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 16, "num_groups": 4, "height": 16, "width": 16}
+HELD_OUT = [{"batch_size": 15, "in_channels": 61, "out_channels": 252, "num_groups": 28, "height": 99, "width": 93}]
+HELD_OUT_SMALL = [{"batch_size": 3, "in_channels": 5, "out_channels": 12, "num_groups": 3, "height": 9, "width": 14}]

@@ -1,0 +1,36 @@
+"""Stride-2 3x3x3 volumetric transposed convolution, clamp, then Mish."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 16
+in_channels = 64
+out_channels = 32
+depth = 16
+height = 32
+width = 32  # ~29 GFLOP, passes over a 268 MB output, ~1.5 ms
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.deconv = nn.ConvTranspose3d(in_channels, out_channels, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        return F.mish(torch.clamp(3.0 * self.deconv(x), -2.0, 1.0))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]
+
+
+# kerneljudge metadata
+CATEGORY = "fusion-conv"
+TAGS = []
+SMALL = {"batch_size": 2, "in_channels": 8, "out_channels": 4, "depth": 3, "height": 5, "width": 5}
+HELD_OUT = [{"batch_size": 15, "in_channels": 63, "out_channels": 31, "depth": 15, "height": 33, "width": 31}]
+HELD_OUT_SMALL = [{"batch_size": 2, "in_channels": 5, "out_channels": 3, "depth": 3, "height": 4, "width": 5}]

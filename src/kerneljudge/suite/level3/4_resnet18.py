@@ -1,0 +1,75 @@
+"""ResNet-18: basic residual blocks (two 3x3 convs, batch norm in eval mode, projection shortcuts), global pool, FC."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 16
+image_size = 224
+base = 64
+num_classes = 1000   # ~3.6 GFLOP/image -> ~58 GFLOP; ~0.3 GB activations; ~3-8 ms
+
+
+def _bn(c, gamma=(0.8, 1.2)):
+    bn = nn.BatchNorm2d(c)
+    bn.running_mean.uniform_(-0.2, 0.2)
+    bn.running_var.uniform_(0.5, 1.5)
+    nn.init.uniform_(bn.weight, *gamma)
+    nn.init.uniform_(bn.bias, -0.1, 0.1)
+    return bn
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = _bn(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = _bn(cout, (0.2, 0.4))  # damped residual branch keeps activations bounded
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), _bn(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        idt = x if self.down is None else self.down(x)
+        return F.relu(out + idt)
+
+
+class Model(nn.Module):
+    def __init__(self, base, num_classes):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, base, 7, 2, 3, bias=False), _bn(base), nn.ReLU(inplace=True),
+                                  nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], base
+        for i, n in enumerate([2, 2, 2, 2]):
+            cout = base * 2 ** i
+            for j in range(n):
+                blocks.append(BasicBlock(cin, cout, 2 if (j == 0 and i > 0) else 1))
+                cin = cout
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(cin, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+def get_inputs():
+    # noise images with a per-image contrast and per-channel colour shift (as real photos vary)
+    x = torch.randn(batch_size, 3, image_size, image_size) * (0.5 + torch.rand(batch_size, 1, 1, 1))
+    return [x + torch.randn(batch_size, 3, 1, 1)]
+
+
+def get_init_inputs():
+    return [base, num_classes]
+
+
+CATEGORY = "cnn"
+TAGS = ["resnet", "batchnorm", "residual"]
+SMALL = {"batch_size": 2, "image_size": 32, "base": 8, "num_classes": 10}
+HELD_OUT = [{"batch_size": 13, "image_size": 225, "num_classes": 1001}]
+HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 35, "base": 8, "num_classes": 7}]

@@ -1,0 +1,44 @@
+"""Qwen2 causal LM (Hugging Face transformers, seeded random weights; QKV bias, GQA, RoPE, tied embeddings over a large
+vocabulary): next-token logits."""
+import torch
+import torch.nn as nn
+from transformers import Qwen2Config, Qwen2ForCausalLM
+
+batch_size = 2
+seq_len = 512
+vocab_size = 151936
+hidden = 896
+intermediate = 4864
+num_layers = 6
+num_heads = 14
+num_kv_heads = 2     # ~0.4 TFLOP (LM head ~0.28); ~0.6 GB logits, ~0.55 GB embedding; ~10-25 ms
+
+
+class Model(nn.Module):
+    def __init__(self, vocab_size, hidden, intermediate, num_layers, num_heads, num_kv_heads):
+        super().__init__()
+        config = Qwen2Config(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=intermediate,
+                             num_hidden_layers=num_layers, num_attention_heads=num_heads,
+                             num_key_value_heads=num_kv_heads, max_position_embeddings=4096,
+                             tie_word_embeddings=True, attn_implementation="eager")
+        self.model = Qwen2ForCausalLM(config)
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False, return_dict=True).logits
+
+
+def get_inputs():
+    return [torch.randint(0, vocab_size, (batch_size, seq_len))]
+
+
+def get_init_inputs():
+    return [vocab_size, hidden, intermediate, num_layers, num_heads, num_kv_heads]
+
+
+CATEGORY = "llm-model"
+TAGS = ["llm", "hf", "qwen2", "causal-lm", "gqa", "rope", "rmsnorm", "swiglu", "qkv-bias", "logits"]
+SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 56, "intermediate": 160, "num_layers": 2,
+         "num_heads": 4, "num_kv_heads": 2}
+HELD_OUT = [{"batch_size": 3, "seq_len": 403}]
+HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 72, "intermediate": 200,
+                   "num_layers": 2, "num_heads": 6, "num_kv_heads": 3}]

@@ -1,0 +1,171 @@
+"""Speed-of-light bound: the least time any kernel could take for a problem at its default size on a GPU.
+
+    SOL time = max(FLOPs / peak FLOP/s, bytes / memory bandwidth)
+
+FLOPs: one forward under torch.utils.flop_counter.FlopCounterMode. It counts matmuls, convolutions and
+attention (the work with a known formula); elementwise, reduction and normalisation ops count zero, which
+keeps the bound a lower bound.
+Bytes: the fewest that must move once: every input tensor, every parameter and buffer, and every output
+tensor, read or written once (floating tensors at the run precision's size, others at their own).
+
+The counting runs in the lint worker child (problem code never runs in this process) with the model and
+inputs built on the "meta" device, so default sizes allocate nothing. When a forward cannot run on meta
+(data-dependent shapes, .item(), ...), the FLOPs are unknown and the bound is the bytes alone (marked).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, TextIO
+
+from ..problem import Problem, ProblemError, read_problem
+from .lint import LintWorker, WorkerFailure
+
+FLOAT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    name: str
+    memory_bandwidth: float     # bytes/s, counting reads plus writes (what a device-to-device copy achieves)
+    fp32_flops: float           # FLOP/s without tensor cores (the judge runs fp32 with TF32 off)
+    tf32_flops: float
+    bf16_flops: float
+    fp16_flops: float
+    source: dict[str, str] = field(default_factory=dict)   # per field: "measured <date>" or "datasheet"
+
+    def peak_flops(self, precision: str, tf32: bool = False) -> float:
+        if precision == "fp32":
+            return self.tf32_flops if tf32 else self.fp32_flops
+        if precision == "tf32":
+            return self.tf32_flops
+        if precision == "bf16":
+            return self.bf16_flops
+        if precision == "fp16":
+            return self.fp16_flops
+        raise ValueError(f"unknown precision {precision!r}")
+
+
+# Ceilings measured on an H200 in this workplace (copy bandwidth, bf16 matmul); fp32 and tf32 are leads
+# derived from the datasheet, to be replaced by measurements. fp16 tensor cores run at the bf16 rate on
+# Hopper, so fp16 takes the measured bf16 figure.
+H200 = GpuSpec(
+    name="NVIDIA H200",
+    memory_bandwidth=4.3e12,
+    fp32_flops=5.1e13,
+    tf32_flops=3.9e14,
+    bf16_flops=7.9e14,
+    fp16_flops=7.9e14,
+    source={
+        "memory_bandwidth": "measured 2026-10-28",
+        "bf16_flops": "measured 2026-10-28",
+        "fp16_flops": "measured 2026-10-28 (bf16 figure; equal rates on Hopper)",
+        "fp32_flops": "datasheet",
+        "tf32_flops": "datasheet",
+    },
+)
+
+GPUS: dict[str, GpuSpec] = {"h200": H200}
+
+
+def count_bytes(counts: dict[str, Any], precision: str = "fp32") -> dict[str, int | None]:
+    """Bytes of inputs, parameters/buffers and outputs from the worker's element tallies."""
+    width = FLOAT_BYTES[precision]
+    parts: dict[str, int | None] = {}
+    for key in ("inputs", "params", "outputs"):
+        tally = counts.get(key)
+        parts[key] = None if tally is None else int(tally["float_elems"]) * width + int(tally["other_bytes"])
+    known = [v for v in parts.values() if v is not None]
+    parts["total"] = sum(known) if known else None
+    return parts
+
+
+def bound(counts: dict[str, Any], spec: GpuSpec = H200, precision: str = "fp32", tf32: bool = False) -> dict[str, Any]:
+    """The speed-of-light numbers for one problem from its counts (see measure())."""
+    flops = counts.get("flops")
+    parts = count_bytes(counts, precision)
+    nbytes = parts["total"]
+    notes = list(counts.get("notes", []))
+    t_compute = flops / spec.peak_flops(precision, tf32) if flops is not None else None
+    t_memory = nbytes / spec.memory_bandwidth if nbytes is not None else None
+    times = [t for t in (t_compute, t_memory) if t is not None]
+    sol_s = max(times) if times else None
+    if flops is None and sol_s is not None:
+        notes.append("bound from bytes only")
+    if parts["outputs"] is None and nbytes is not None:
+        notes.append("bytes exclude the outputs")
+    bound_by = None
+    if t_compute is not None and t_memory is not None:
+        bound_by = "compute" if t_compute >= t_memory else "memory"
+    elif t_memory is not None:
+        bound_by = "memory"
+    return {
+        "gpu": spec.name, "precision": precision, "flops": flops, "bytes": nbytes,
+        "input_bytes": parts["inputs"], "param_bytes": parts["params"], "output_bytes": parts["outputs"],
+        "intensity": (flops / nbytes) if flops is not None and nbytes else None,
+        "compute_s": t_compute, "memory_s": t_memory, "sol_s": sol_s,
+        "sol_ms": sol_s * 1e3 if sol_s is not None else None, "bound_by": bound_by, "notes": notes,
+    }
+
+
+def _as_problem(item: str | Path | Problem) -> Problem:
+    return item if isinstance(item, Problem) else read_problem(item)
+
+
+def measure_with(worker: LintWorker, problem: Problem, timeout_s: float = 120.0) -> dict[str, Any]:
+    """FLOPs and byte tallies of one forward at the default size, counted in the worker."""
+    base = {"problem": problem.id, "path": problem.path, "level": problem.level, "category": problem.category}
+    try:
+        reply = worker.request({"cmd": "sol", "problem_path": problem.path, "preset": {}}, timeout_s)
+    except WorkerFailure as exc:
+        return {**base, "flops": None, "inputs": None, "params": None, "outputs": None,
+                "notes": [f"flops unknown: {exc}"], "error": str(exc)}
+    if reply.get("status") != "ok":
+        message = reply.get("message", "error")
+        return {**base, "flops": None, "inputs": None, "params": None, "outputs": None,
+                "notes": [f"flops unknown: the problem failed ({message})"], "error": message}
+    return {**base, "flops": reply.get("flops"), "flops_by_op": reply.get("flops_by_op", {}),
+            "inputs": reply.get("inputs"), "params": reply.get("params"), "outputs": reply.get("outputs"),
+            "notes": list(reply.get("notes", [])), "seconds": reply.get("seconds")}
+
+
+def measure(path: str | Path | Problem, timeout_s: float = 120.0, cache_dir: str | None = None) -> dict[str, Any]:
+    """Counts for one problem in a fresh worker. Raises ProblemError when the file is unreadable."""
+    problem = _as_problem(path)
+    with LintWorker(cache_dir) as worker:
+        return measure_with(worker, problem, timeout_s)
+
+
+def sol_problem(path: str | Path | Problem, spec: GpuSpec = H200, precision: str = "fp32",
+                timeout_s: float = 120.0, cache_dir: str | None = None) -> dict[str, Any]:
+    """Counts plus the bound for one problem."""
+    counts = measure(path, timeout_s, cache_dir)
+    return {**_identity(counts), **bound(counts, spec, precision)}
+
+
+def sol_many(paths: Iterable[str | Path | Problem], spec: GpuSpec = H200, precision: str = "fp32",
+             timeout_s: float = 120.0, cache_dir: str | None = None,
+             progress: bool | TextIO = False) -> list[dict[str, Any]]:
+    """Bounds for many problems, counted in ONE worker process (restarted only after a failure)."""
+    items = list(paths)
+    stream = sys.stderr if progress is True else (progress or None)
+    rows = []
+    with LintWorker(cache_dir) as worker:
+        for n, item in enumerate(items, 1):
+            try:
+                problem = _as_problem(item)
+            except ProblemError as exc:
+                counts = {"problem": str(item), "path": str(item), "level": 0, "category": "", "flops": None,
+                          "inputs": None, "params": None, "outputs": None, "notes": [f"unreadable: {exc}"]}
+            else:
+                counts = measure_with(worker, problem, timeout_s)
+            rows.append({**_identity(counts), **bound(counts, spec, precision)})
+            if stream is not None:
+                print(f"[{n}/{len(items)}] {counts['problem']}", file=stream, flush=True)
+    return rows
+
+
+def _identity(counts: dict[str, Any]) -> dict[str, Any]:
+    return {k: counts.get(k) for k in ("problem", "path", "level", "category")}

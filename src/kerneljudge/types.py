@@ -1,0 +1,126 @@
+"""Plain data that crosses every boundary: options in, verdict out. No torch import here."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout", "rejected")
+PRECISIONS = ("fp32", "fp16", "bf16")
+POLICIES = ("strict", "lenient")
+DEVICES = ("cpu", "cuda")
+
+# Flags that stop a correct solution from counting for fast_p (they need a human look or are cheats).
+BLOCKING_FLAGS = frozenset({
+    "timing_inconsistent",
+    "timed_output_mismatch",
+    "below_speed_of_light",
+    "suspicious_speedup",
+    "thread_alive",
+    "timer_tampered",
+    "global_flags_changed",
+    "shape_specialized",
+})
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How to judge. Defaults are what `kerneljudge eval` uses."""
+
+    device: str = "auto"            # cpu | cuda | auto (cuda when present)
+    precision: str = "fp32"
+    policy: str = "strict"
+    trials: int = 5                 # correctness trials, each with fresh inputs from a secret seed
+    build_timeout_s: float = 600.0  # importing the solution (load_inline / triton compile)
+    run_timeout_s: float = 300.0    # everything after the build
+    time_budget_s: float = 2.0      # adaptive timing budget per model (reference, solution)
+    timing: bool = True             # time correct solutions
+    held_out: bool = True           # also check the problem's held-out shapes
+    preset: str = "auto"            # auto (small on CPU) | default | small
+    threads: int = 1                # CPU threads for reference and solution alike
+    cache_dir: str | None = None    # builds and reference-time cache; default ~/.cache/kerneljudge
+    speedup_review_threshold: float = 100.0  # a speedup above this blocks acceptance pending review
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES + ("auto",):
+            raise ValueError(f"device must be one of cpu, cuda, auto; got {self.device!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {self.precision!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be strict or lenient; got {self.policy!r}")
+        if self.trials < 1:
+            raise ValueError("trials must be at least 1")
+        if self.preset not in ("auto", "default", "small"):
+            raise ValueError(f"preset must be auto, default or small; got {self.preset!r}")
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Summary of one model's timed calls, in milliseconds."""
+
+    median_ms: float
+    mean_ms: float
+    min_ms: float
+    max_ms: float
+    std_ms: float
+    ci95_low_ms: float
+    ci95_high_ms: float
+    samples: int
+    warmup_calls: int
+    clock: str                      # "cuda_event" | "host" | "host+device_idle"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    accepted: bool
+    reason: str
+    problem: str
+    solution: str
+    problem_id: str = ""
+    backend: str = ""
+    policy: str = "strict"
+    precision: str = "fp32"
+    device: str = ""
+    device_name: str = ""
+    speedup: float | None = None
+    ref_ms: float | None = None
+    sol_ms: float | None = None
+    ref_timing: dict[str, Any] | None = None
+    sol_timing: dict[str, Any] | None = None
+    flags: tuple[str, ...] = ()
+    findings: tuple[dict[str, Any], ...] = ()
+    max_error: dict[str, Any] | None = None
+    error_excerpt: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    problem_sha256: str = ""
+    solution_sha256: str = ""
+    preset: str = ""
+    build_s: float | None = None
+    wall_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["flags"] = list(self.flags)
+        d["findings"] = list(self.findings)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Verdict":
+        known = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in d.items() if k in known}
+        kwargs["flags"] = tuple(kwargs.get("flags", ()))
+        kwargs["findings"] = tuple(kwargs.get("findings", ()))
+        return cls(**kwargs)

@@ -1,0 +1,33 @@
+"""Shared test setup: one build/reference-time cache for the whole run, so C++ builds happen once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+CACHE = os.environ.get("KERNELJUDGE_TEST_CACHE", str(ROOT / ".kj-cache" / "tests"))
+
+
+def has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="session")
+def cache_dir() -> str:
+    Path(CACHE).mkdir(parents=True, exist_ok=True)
+    return CACHE
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,65 @@
+import torch
+
+from kerneljudge.harness.compare import compare_outputs, compare_tensor, tolerance
+
+
+def out(*tensors):
+    return ({"tensor": 0} if len(tensors) == 1 else {"seq": [{"tensor": i} for i in range(len(tensors))]},
+            list(tensors))
+
+
+def test_exact_and_rounding_differences_pass():
+    ref = torch.randn(256, 512)
+    assert compare_outputs(out(ref), out(ref.clone()), "fp32").ok
+    # honest reordering of a sum: a few ulps
+    noisy = ref * (1 + 1e-6 * torch.randn_like(ref))
+    assert compare_outputs(out(ref), out(noisy), "fp32").ok
+
+
+def test_zero_and_constant_outputs_fail():
+    ref = torch.randn(128, 64)
+    assert not compare_outputs(out(ref), out(torch.zeros_like(ref)), "fp32").ok
+    assert not compare_outputs(out(ref), out(torch.full_like(ref, float(ref.mean()))), "fp32").ok
+    # even a tiny-magnitude output: tolerance scales with the output, so zeros still fail
+    small = ref * 1e-6
+    assert not compare_outputs(out(small), out(torch.zeros_like(small)), "fp32").ok
+
+
+def test_precision_loss_is_caught_in_fp32_but_fine_in_bf16():
+    a, b = torch.randn(256, 1024), torch.randn(1024, 256)
+    ref = a @ b
+    lossy = (a.bfloat16() @ b.bfloat16()).float()
+    result = compare_outputs(out(ref), out(lossy), "fp32")
+    assert not result.ok
+    assert compare_outputs(out(ref.bfloat16()), out(lossy.bfloat16()), "bf16").ok
+
+
+def test_shape_dtype_nan_and_integers():
+    ref = torch.randn(4, 5)
+    assert "shape" in compare_outputs(out(ref), out(ref.reshape(5, 4)), "fp32").reason
+    assert "dtype" in compare_outputs(out(ref), out(ref.double()), "fp32").reason
+    bad = ref.clone()
+    bad[1, 1] = float("nan")
+    assert "NaN" in compare_outputs(out(ref), out(bad), "fp32").reason
+    idx = torch.randint(0, 10, (100,))
+    assert compare_outputs(out(idx), out(idx.clone()), "fp32").ok
+    off = idx.clone()
+    off[3] += 1
+    assert not compare_outputs(out(idx), out(off), "fp32").ok
+
+
+def test_structure_must_match():
+    a, b = torch.randn(3), torch.randn(3)
+    assert not compare_outputs(out(a, b), out(a), "fp32").ok
+    assert compare_outputs(out(a, b), out(a, b), "fp32").ok
+
+
+def test_matching_nonfinite_reference_values():
+    ref = torch.tensor([1.0, float("inf"), -2.0, 3.0])
+    assert compare_tensor(ref, ref.clone(), tolerance("fp32")).ok
+    assert not compare_tensor(ref, torch.tensor([1.0, 5.0, -2.0, 3.0]), tolerance("fp32")).ok
+
+
+def test_problem_tolerance_override():
+    tol = tolerance("fp32", {"fp32": {"rel_l2": 0.5}})
+    assert tol["rel_l2"] == 0.5 and tol["atol"] == 1e-3
