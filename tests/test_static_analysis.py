@@ -286,6 +286,8 @@ def test_message_names_the_construct_and_line():
     (TRITON_SOLUTION + "\n" + "from torch.utils.cpp_extension import load_inline\nm = load_inline('m', 'int f();')", "triton"),
     (TRITON_SOLUTION + "\n" + CUDA_SOLUTION, "cuda"),
     ("def f(:\n", "torch"),
+    ("from torch.utils.cpp_extension import load_inline\ncfg = dict(name='m')\nkw = {'cpp_sources': 'int f();', 'cuda_sources': '__global__ void k(){}'}\nm = load_inline(**kw)", "cuda"),
+    ("from torch.utils.cpp_extension import load_inline\nm = load_inline(**{'name': 'm', 'cpp_sources': 'int f(){return 1;}'})", "cpp"),
 ])
 def test_detect_backend(source, expected):
     assert detect_backend(source) == expected
@@ -439,8 +441,8 @@ ALWAYS = {
     "dynamic_code": [
         make(extra="exec('torch.cuda.synchronize = lambda: None')"),
         make(extra="code = 'x'\nresult = eval(code)"),
-        make(extra="name = 'thread' + 'ing'\nmod = __import__(name)"),
-        make(extra="import importlib\nname = 'tor' + 'ch'\nm = importlib.import_module(name)"),
+        make(extra="import sys\nmod = __import__(sys.argv[0])"),
+        make(extra="import importlib, sys\nm = importlib.import_module(sys.argv[1])"),
     ],
 }
 
@@ -469,6 +471,7 @@ THREADS = [
     make(extra="import os\nos.system('sleep 100 &')"),
     make(extra="import torch.multiprocessing as tmp"),
     make(extra="t = __import__('threading').Thread(target=print)"),
+    make(extra="t = __import__('thread' + 'ing').Thread(target=print)"),
 ]
 
 
@@ -610,6 +613,7 @@ def test_pytorch_compute_in_forward_is_strict_only(name):
 
 EVASIONS = {
     "getattr_concatenated_name": ("return mm(x, self.weight)", "mm = getattr(torch, 'm' + 'm')", ""),
+    "getattr_name_variable": ("return getattr(torch, op)(x, self.weight)", "op = 'm'\nop += 'm'", ""),
     "getattr_computed_name_anywhere": ("return fn(x)", "import os\nfn = getattr(torch, os.path.basename('tanh'))", ""),
     "dunder_call": ("return torch.mm.__call__(x, self.weight)", "", ""),
     "passed_to_map": ("return list(map(torch.relu, [x]))[0]", "", ""),
@@ -982,6 +986,12 @@ def test_helpers_module_level_builds_and_strings_do_not_block():
     assert blocking(source) == [], analyze(source)
 
 
+def test_own_module_and_stdlib_lookups_in_sys_modules_are_fine():
+    source = make(extra="import sys\nsetattr(sys.modules[__name__], '_cache', {})\nm = sys.modules.get(__name__)\n"
+                        "json_mod = sys.modules['json']\nhas_triton = 'triton' in sys.modules")
+    assert blocking(source) == [], analyze(source)
+
+
 def test_setting_up_streams_in_init_alone_is_fine():
     source = make("return ext.relu_cuda(x)", init="self.stream = torch.cuda.Stream()")
     assert blocking(source) == []
@@ -1005,6 +1015,7 @@ def test_degenerate_sources_never_raise(source):
     (make(extra="import signal\nsignal.alarm(1)"), "thread"),
     (make("return ext.relu_cuda(x) & (x > 0)"), "torch_compute"),
     (make("y = ext.relu_cuda(x)\nreturn y if y.sum() > 0 else x"), "torch_compute"),
+    (make("y = []\ny = ext.relu_cuda(x)\nreturn y * 2"), "torch_compute"),  # not only ever a list
 ])
 def test_documented_corner_cases(snippet, code):
     assert code in codes(snippet), analyze(snippet)
@@ -1020,3 +1031,20 @@ def test_shapes_and_container_arithmetic_are_not_compute():
         return outs[0].view(out_shape)
     """)
     assert blocking(source) == [], analyze(source)
+
+
+def test_sequential_built_from_a_list_variable_is_an_nn_module():
+    source = make("return self.features(x)", init="""
+        layers = []
+        for _ in range(2):
+            layers += [nn.Conv2d(3, 3, 3), nn.ReLU(inplace=True)]
+        self.features = nn.Sequential(*layers)
+    """)
+    assert any(f.code == "torch_compute" and "self.features" in f.message for f in analyze(source))
+    local = make("return self.blocks[0](x)", init="""
+        blocks = []
+        blocks.append(Block())
+        self.blocks = nn.ModuleList(blocks)
+        self.norm = nn.LayerNorm(16)
+    """, extra="class Block(nn.Module):\n    def forward(self, v):\n        return ext.relu_cuda(v)")
+    assert blocking(local) == [], analyze(local)

@@ -8,11 +8,14 @@ FAST_P_THRESHOLDS = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 
 def fast_p(verdicts: Iterable[dict[str, Any]], p: float) -> float:
-    """Share of solutions that are accepted (correct, no blocking flag) AND faster than the reference by > p."""
+    """Share of solutions that are accepted (correct, no blocking flag) AND faster than the reference by > p.
+
+    fast_0 is the accepted share whether or not the solutions were timed (as in the paper: correctness).
+    """
     rows = list(verdicts)
     if not rows:
         return 0.0
-    hits = sum(1 for v in rows if v.get("accepted") and (v.get("speedup") or 0.0) > p)
+    hits = sum(1 for v in rows if v.get("accepted") and (p == 0 or (v.get("speedup") or 0.0) > p))
     return hits / len(rows)
 
 

@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .python_ast import Index, tail_name
+from .python_ast import Index, const_str, tail_name
 
 # load_inline(name, cpp_sources, cuda_sources=None, functions=None, ...): positional slots
 _INLINE_SLOTS = {"cpp_sources": 1, "cuda_sources": 2}
@@ -28,10 +28,16 @@ class Build:
     sources: list = field(default_factory=list)  # segment lists (python_ast.Segments) of C++/CUDA text
 
 
-def _arg(call: ast.Call, name: str, slot: Optional[int]) -> Optional[ast.AST]:
+def _arg(index: Index, call: ast.Call, name: str, slot: Optional[int]) -> Optional[ast.AST]:
     for kw in call.keywords:
         if kw.arg == name:
             return kw.value
+        if kw.arg is None:  # load_inline(**{"cuda_sources": ...}) or load_inline(**cfg) with cfg a dict display
+            for d in [kw.value] + index.bindings(kw.value):
+                if isinstance(d, ast.Dict):
+                    for k, v in zip(d.keys, d.values):
+                        if k is not None and const_str(k) == name:
+                            return v
     if slot is not None and len(call.args) > slot and not any(isinstance(a, ast.Starred) for a in call.args[: slot + 1]):
         return call.args[slot]
     return None
@@ -57,7 +63,7 @@ def find_builds(index: Index) -> list[Build]:
         if kind == "inline":
             sources, cuda = [], False
             for name, slot in _INLINE_SLOTS.items():
-                arg = _arg(node, name, slot)
+                arg = _arg(index, node, name, slot)
                 if arg is None:
                     continue
                 text = index.strings(arg)
@@ -68,7 +74,7 @@ def find_builds(index: Index) -> list[Build]:
                     cuda = cuda or name == "cuda_sources"
             builds.append(Build(node, cuda, sources))
         elif kind == "files":
-            files = index.strings(_arg(node, "sources", 1) or ast.Constant(None)) or []
+            files = index.strings(_arg(index, node, "sources", 1) or ast.Constant(None)) or []
             cuda = any(t.strip().endswith(_CUDA_FILE_SUFFIXES) for seg, _ in files for t in seg.splitlines())
             builds.append(Build(node, cuda, []))
     return builds

@@ -17,148 +17,16 @@ from typing import Optional
 from .findings import Hit
 from .program import Program
 from .python_ast import short
+from .tensor_scope import SCALAR_BUILTINS, TensorScope
 from .torch_names import (
-    ALLOWED_METHODS, AMBIGUOUS_METHODS, COMPUTE_METHODS, NON_TENSOR_ATTRS, NON_TENSOR_METHODS,
-    OPERATOR_COMPUTE, TENSOR_ATTRS, TENSOR_CODEGEN_NOTE, TENSOR_HINTS, TORCH_CODEGEN, nn_is_compute,
-    nn_module_class, torch_call_is_compute, torch_call_returns_tensor, torch_reference_is_compute,
+    ALLOWED_METHODS, AMBIGUOUS_METHODS, COMPUTE_METHODS, NON_TENSOR_ATTRS, OPERATOR_COMPUTE, TENSOR_CODEGEN_NOTE,
+    TORCH_CODEGEN, nn_is_compute, nn_module_class, torch_call_is_compute, torch_reference_is_compute,
 )
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
         ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
-_NUMBER_TYPES = ("int", "float", "bool", "str", "complex")
 _LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr, ast.ListComp, ast.DictComp, ast.SetComp)
 _NN_CALL_METHODS = frozenset({"forward", "__call__", "_conv_forward", "_forward"})
-_SCALAR_BUILTINS = frozenset({"sum", "max", "min", "abs", "pow", "round", "divmod"})
-
-
-class TensorScope:
-    """Which local names in one reachable function are tensor-like (flow-insensitive)."""
-
-    def __init__(self, prog: Program, func: ast.AST, cls: Optional[str], entry: bool):
-        self.p, self.cls, self.info = prog, cls, prog.attr_info(cls)
-        self.names: set[str] = set()
-        self.modules: set[str] = set()  # local names bound to nn modules (loop over self.layers, m = self.fc)
-        self._params(func, entry)
-        nodes = [n for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr,
-                                                             ast.For, ast.AsyncFor, ast.comprehension, ast.withitem))]
-        for _ in range(3):
-            for n in nodes:
-                self._bind(n)
-
-    def _params(self, func: ast.AST, entry: bool) -> None:
-        for f in [func] + [n for n in ast.walk(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]:
-            a = f.args
-            params = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]
-            if f is func and entry and params and self.cls:
-                params = params[1:]  # self
-            defaults = dict(zip(reversed(a.posonlyargs + a.args), reversed(a.defaults)))
-            hinted = {n.value.id for n in ast.walk(f) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                      and n.attr in TENSOR_HINTS}
-            for p in params:
-                ann = short(p.annotation) if p.annotation is not None else ""
-                if p.arg in ("self", "cls") or ann in _NUMBER_TYPES or ann.startswith(("int", "float", "bool", "str")):
-                    continue
-                default = defaults.get(p)
-                if isinstance(default, ast.Constant) and not isinstance(default.value, type(None)):
-                    continue  # eps=1e-5, dim=1: Python scalars
-                if (f is func and entry) or "Tensor" in ann or p.arg in hinted:
-                    self.names.add(p.arg)
-
-    def _bind(self, n: ast.AST) -> None:
-        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
-            it = n.iter
-            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "zip", "reversed") and it.args:
-                if it.func.id == "zip" and isinstance(n.target, ast.Tuple):
-                    return self._bind_pairs(n.target.elts, it.args)
-                if it.func.id == "enumerate" and isinstance(n.target, ast.Tuple) and len(n.target.elts) == 2:
-                    return self._bind_pairs(n.target.elts[1:], it.args[:1])
-                it = it.args[0]
-            return self._bind_pairs([n.target], [it], iterate=True)
-        if isinstance(n, ast.withitem):
-            return
-        value = n.value
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-        if value is None:
-            return
-        for t in targets:
-            if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
-                self._bind_pairs(t.elts, value.elts)
-            else:
-                self._bind_pairs([t], [value])
-
-    def _bind_pairs(self, targets, values, iterate: bool = False) -> None:
-        for t, v in zip(targets, values):
-            if self._is_module(v):
-                self.modules.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
-            elif self.is_tensor(v):
-                self.names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
-
-    def _is_module(self, v: ast.AST) -> bool:
-        if isinstance(v, ast.Call):
-            name = nn_module_class(self.p.ix.qualname(v.func) or "")
-            if name:  # relu = nn.ReLU() inside forward
-                return nn_is_compute(name)
-            if isinstance(v.func, ast.Attribute) and v.func.attr in ("children", "modules", "values"):
-                v = v.func.value
-        while isinstance(v, ast.Subscript):
-            v = v.value
-        return self.self_attr(v) in self.info.nn_attrs or (isinstance(v, ast.Name) and v.id in self.modules)
-
-    @staticmethod
-    def self_attr(node: ast.AST) -> Optional[str]:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            return node.attr
-        return None
-
-    def is_tensor(self, e: ast.AST, depth: int = 0) -> bool:
-        if depth > 30:
-            return False
-        rec = lambda x: self.is_tensor(x, depth + 1)  # noqa: E731
-        if isinstance(e, ast.Name):
-            return e.id in self.names
-        if isinstance(e, ast.Attribute):
-            attr = self.self_attr(e)
-            if attr is not None:
-                return attr in self.info.tensor_attrs
-            if self.self_attr(e.value) in self.info.nn_attrs:
-                return True  # self.linear.weight
-            return e.attr in TENSOR_ATTRS and rec(e.value)
-        if isinstance(e, ast.Subscript):
-            return rec(e.value)
-        if isinstance(e, ast.Starred):
-            return rec(e.value)
-        if isinstance(e, ast.BinOp):
-            return rec(e.left) or rec(e.right)
-        if isinstance(e, ast.UnaryOp):
-            return rec(e.operand)
-        if isinstance(e, ast.IfExp):
-            return rec(e.body) or rec(e.orelse)
-        if isinstance(e, ast.Compare):
-            return any(rec(x) for x in [e.left] + e.comparators)
-        if isinstance(e, (ast.List, ast.Tuple)):
-            return any(rec(x) for x in e.elts)
-        if isinstance(e, ast.Call):
-            return self._call_is_tensor(e, rec)
-        return False
-
-    def _call_is_tensor(self, e: ast.Call, rec) -> bool:
-        q = self.p.ix.qualname(e.func)
-        if q:
-            if q.startswith("torch."):
-                return torch_call_returns_tensor(q)
-            if q.startswith("builtins.") and q[9:] in _SCALAR_BUILTINS:
-                return any(rec(a) for a in e.args)
-            return False
-        f = e.func
-        if self.self_attr(f) in self.info.nn_attrs or self.self_attr(f) in self.info.local_attrs:
-            return True
-        if isinstance(f, ast.Name) and f.id in self.modules:
-            return True
-        if self.p.is_kernel_call(e, self.cls):
-            return True
-        if isinstance(f, ast.Attribute):
-            return rec(f.value) and f.attr not in NON_TENSOR_METHODS
-        return False
 
 
 class ComputeRules:
@@ -209,9 +77,10 @@ class ComputeRules:
             op = _OPS.get(type(node.op), "?")
             if op == "@":
                 return "applies `@` (matrix multiply)"
-            if not isinstance(node.left, _LITERALS) and not isinstance(node.right, _LITERALS) and (s.is_tensor(node.left) or s.is_tensor(node.right)):
+            if not (s.container(node.left) or s.container(node.right) or isinstance(node.left, _LITERALS)
+                    or isinstance(node.right, _LITERALS)) and (s.is_tensor(node.left) or s.is_tensor(node.right)):
                 return f"applies `{op}` to tensors"
-        if isinstance(node, ast.AugAssign) and s.is_tensor(node.target):
+        if isinstance(node, ast.AugAssign) and s.is_tensor(node.target) and not s.container(node.target) and not s.container(node.value):
             return f"applies `{_OPS.get(type(node.op), '?')}=` to a tensor"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert)) and s.is_tensor(node.operand):
             return "negates a tensor"
@@ -233,7 +102,7 @@ class ComputeRules:
             return f"calls {shown(q)}" if torch_call_is_compute(q) else None
         if q == "builtins.getattr":
             return None  # computed lookups on torch are reported file-wide (_codegen)
-        if q and q.startswith("builtins.") and q[9:] in _SCALAR_BUILTINS:
+        if q and q.startswith("builtins.") and q[9:] in SCALAR_BUILTINS:
             return f"calls {q[9:]}() on tensors" if any(s.is_tensor(a) for a in node.args) else None
         if q and q.startswith("operator.") and q[9:] in OPERATOR_COMPUTE:
             return f"calls {q}" if "matmul" in q or any(s.is_tensor(a) for a in node.args) else None
@@ -247,7 +116,7 @@ class ComputeRules:
             return f"calls self.{attr} ({alias})" if alias and torch_call_is_compute(alias) else None
         if isinstance(f, ast.Name) and f.id in s.modules:
             return f"calls {f.id} (a torch nn module)"
-        if isinstance(f, ast.Subscript) and s._is_module(f):
+        if isinstance(f, ast.Subscript) and s.is_module(f):
             return f"calls {short(f)} (a torch nn module)"
         if not isinstance(f, ast.Attribute):
             return None

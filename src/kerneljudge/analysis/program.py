@@ -181,12 +181,31 @@ class Program:
                     if isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
                         self._classify_attr(info, name, node.args[2], cls.name)
 
+    def _module_sources(self, value: ast.AST) -> list:
+        """Nodes that may build the modules `value` holds: the expression itself and, for a container
+        built from a list variable (`nn.Sequential(*layers)`), what the enclosing function puts in it."""
+        nodes = list(ast.walk(value))
+        container = isinstance(value, ast.Name) or (
+            isinstance(value, ast.Call) and nn_module_class(self.ix.qualname(value.func) or "") in NN_CONTAINERS)
+        names = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} if container else set()
+        func = self.ix.parents.get(value)
+        while func is not None and not isinstance(func, _FUNCS):
+            func = self.ix.parents.get(func)
+        for n in ast.walk(func) if names and func is not None else ():
+            if isinstance(n, (ast.Assign, ast.AugAssign)) and any(
+                    isinstance(t, ast.Name) and t.id in names for t in (n.targets if isinstance(n, ast.Assign) else [n.target])):
+                nodes.extend(ast.walk(n.value))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend", "insert") \
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id in names:
+                nodes.extend(x for a in n.args for x in ast.walk(a))
+        return nodes
+
     def _classify_attr(self, info: ClassInfo, attr: str, value: ast.AST, cls: str) -> None:
         if self.is_ext(value, cls) or any(isinstance(n, ast.Call) and build_kind(self.ix, n) for n in ast.walk(value)):
             info.ext_attrs.add(attr)
             return
         compute, local = None, set()
-        for n in ast.walk(value):  # also finds modules inside Sequential(...) / ModuleList([...])
+        for n in self._module_sources(value):  # also modules inside Sequential(...) / ModuleList(layers)
             if isinstance(n, ast.Call):
                 q = self.ix.qualname(n.func) or ""
                 name = nn_module_class(q)

@@ -155,7 +155,7 @@ class Index:
             base, attr = self.qualname(node.args[0], depth + 1), self.known_str(node.args[1], depth + 1)
             return f"{base}.{attr}" if base and attr is not None else None
         if fq in ("builtins.__import__", "importlib.import_module") and node.args:
-            mod = const_str(node.args[0])
+            mod = self.known_str(node.args[0], depth + 1)
             if mod is None:
                 return None
             fromlist = len(node.args) >= 4 or any(k.arg == "fromlist" for k in node.keywords)
@@ -182,6 +182,10 @@ class Index:
         if self.qualname(v, depth + 1) == "builtins":  # __builtins__["exec"]
             return "builtins." + key
         return None
+
+    def bindings(self, node: ast.AST) -> list:
+        """Expressions ever assigned to a name (empty for anything else)."""
+        return [v for _, v in self._string_bindings.get(node.id, [])] if isinstance(node, ast.Name) else []
 
     def known_str(self, node: ast.AST, depth: int = 0) -> Optional[str]:
         """A string expression's value when it is a single identifier-like string (`"m" + "m"` -> "mm")."""
@@ -254,7 +258,9 @@ class Index:
                 part = self.strings(value, depth + 1, inner)
                 if part is not None:
                     known = True
-                    out.extend(part + [("\n", part[-1][1])] if part and not append else part)
+                    if out and part and not append:  # a rebinding: keep every version, one per line
+                        out.append(("\n", part[0][1]))
+                    out.extend(part)
             return out if known else None
         if isinstance(node, ast.Call):
             return self._call_strings(node, rec)

@@ -125,6 +125,8 @@ class SafetyRules:
             if q:
                 self._patch(q, t)
         elif isinstance(t, ast.Subscript):
+            if isinstance(t.value, ast.Call) and self.ix.qualname(t.value.func) in ("builtins.globals", "builtins.locals"):
+                return  # rebinding the solution's own names
             q = self.ix.qualname(t)
             base = self.ix.qualname(t.value)
             if q:
@@ -187,7 +189,8 @@ class SafetyRules:
             self.add("torch_internals_patch", node, f"calls {fq} at line {{line}}; global module hooks change every torch module in the process")
         if fq.startswith("torch.library.") and any((const_str(a) or "").startswith(("aten", "prims", "prim::")) for a in node.args):
             self.add("torch_internals_patch", node, f"registers through {fq} for a built-in torch operator at line {{line}}; overriding torch's own operators is not allowed")
-        if fq in ("builtins.__import__", "importlib.import_module", "importlib.__import__") and node.args and const_str(node.args[0]) is None:
+        if fq in ("builtins.__import__", "importlib.import_module", "importlib.__import__") and node.args \
+                and self.ix.known_str(node.args[0]) is None:
             self.add("dynamic_code", node, f"imports a module whose name is computed at runtime ({fq}) at line {{line}}; it cannot be checked statically")
         if fq in ("os.getenv", "os.getenvb", "os.environ.get") and node.args:
             self._env_key(node.args[0], node)
@@ -250,14 +253,17 @@ class SafetyRules:
 
     def _modules_use(self, node: ast.AST, parent: ast.AST) -> None:
         key = None
+        own = lambda k: isinstance(k, ast.Name) and k.id == "__name__"  # noqa: E731  (the solution's own module)
         if isinstance(parent, ast.Subscript) and parent.value is node:
-            if not isinstance(parent.ctx, ast.Load):
+            if not isinstance(parent.ctx, ast.Load) or own(parent.slice):
                 return  # stores and deletes are reported as patches
             key = const_str(parent.slice)
         elif isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "pop", "__setitem__", "clear", "popitem"):
             return
         elif isinstance(parent, ast.Attribute) and parent.attr == "get":
             call = self.ix.parents.get(parent)
+            if isinstance(call, ast.Call) and call.args and own(call.args[0]):
+                return
             key = const_str(call.args[0]) if isinstance(call, ast.Call) and call.args else None
         elif isinstance(parent, ast.Compare):
             return

@@ -37,6 +37,10 @@ def build_root(cache_dir: str) -> str:
 def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"
+    # children import the same kerneljudge as this process, installed or not
+    package_parent = str(Path(__file__).resolve().parent.parent.parent)
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != package_parent]
+    env["PYTHONPATH"] = os.pathsep.join([package_parent] + paths)
     env["OMP_NUM_THREADS"] = str(max(1, threads))
     env["TORCH_EXTENSIONS_DIR"] = str(Path(cache_dir) / "torch_extensions")
     env["TRITON_CACHE_DIR"] = str(Path(cache_dir) / "triton")

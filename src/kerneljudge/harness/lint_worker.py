@@ -344,58 +344,58 @@ def handle_sol(msg: dict[str, Any], fd: int) -> None:
 
 
 def _count(problem: Any, reply: dict[str, Any]) -> None:
+    """Count on the meta device; when the forward needs data (.item(), a data-dependent branch), retry with
+    fake tensors (libraries such as transformers skip their data-dependent checks for those)."""
     notes = reply["notes"]
-    init_inputs = _on_meta(lambda: loading.make_init_inputs(problem, INIT_SEED), notes, "init inputs")
-    model = None
-    if init_inputs is not None:
-        model = _on_meta(lambda: problem.Model(*init_inputs).eval(), notes, "model")
-    raw = _on_meta(lambda: _make_raw_inputs(problem), notes, "inputs", cpu_fallback=False)
-    reply["params"] = _tally(_state_tensors(model)) if model is not None else None
-    reply["inputs"] = _tally([x for x in raw if isinstance(x, torch.Tensor)]) if raw is not None else None
-    reply["flops"] = None
-    reply["outputs"] = None
-    if model is None or raw is None:
-        notes.append("flops unknown")
+    failures = []
+    partial: dict[str, Any] = {}
+    for mode in ("meta", "fake"):
+        found: dict[str, Any] = {}
+        try:
+            _count_in(problem, mode, found)
+        except Exception as exc:
+            failures.append(f"{mode}: {_short_error(exc)}")
+            partial = partial or found
+            continue
+        reply.update(found)
+        if mode != "meta":
+            notes.append(f"counted with fake tensors (on meta: {failures[0]})")
         return
+    reply.update({"flops": None, "outputs": None, "params": partial.get("params"), "inputs": partial.get("inputs")})
+    notes.append(f"flops unknown: one forward cannot run without data ({'; '.join(failures)})")
+    notes.append("output bytes unknown")
+
+
+def _count_in(problem: Any, mode: str, found: dict[str, Any]) -> None:
+    """Build model and inputs at the default size without allocating, run one forward under the FLOP counter.
+
+    Fills `found` as it goes (params, inputs, then flops and outputs), so a failing forward leaves the byte
+    tallies that could be made.
+    """
     from torch.utils.flop_counter import FlopCounterMode
 
-    inputs = [x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in raw]
-    try:
+    if mode == "meta":
+        context = torch.device("meta")
+    else:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        context = FakeTensorMode(allow_non_fake_inputs=True)
+    with context:
+        init_inputs = loading.make_init_inputs(problem, INIT_SEED)
+        torch.manual_seed(INIT_SEED)
+        model = problem.Model(*init_inputs).eval()
+        found["params"] = _tally(_state_tensors(model))
+        raw = _make_raw_inputs(problem)
+        found["inputs"] = _tally([x for x in raw if isinstance(x, torch.Tensor)])
+        inputs = [x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in raw]
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             out = model(*inputs)
-    except Exception as exc:
-        notes.append(f"flops unknown: the forward cannot run on the meta device ({_short_error(exc)})")
-        notes.append("output bytes unknown")
-        return
-    reply["flops"] = int(counter.get_total_flops())
+        outputs: list[torch.Tensor] = []
+        _collect_tensors(out, outputs)
+        found["outputs"] = _tally(outputs)
+    found["flops"] = int(counter.get_total_flops())
     by_op = counter.get_flop_counts().get("Global", {})
-    reply["flops_by_op"] = {str(op).split(".")[-1] if "." in str(op) else str(op): int(n) for op, n in by_op.items()}
-    outputs: list[torch.Tensor] = []
-    _collect_tensors(out, outputs)
-    reply["outputs"] = _tally(outputs)
-
-
-def _on_meta(make, notes: list[str], what: str, cpu_fallback: bool = True):
-    """Run make() with meta as the default device; for init inputs and the model, retry on the CPU."""
-    try:
-        torch.manual_seed(INIT_SEED)
-        with torch.device("meta"):
-            return make()
-    except Exception as exc:
-        first = _short_error(exc)
-    if not cpu_fallback:
-        notes.append(f"{what} cannot be made on the meta device ({first})")
-        return None
-    try:
-        torch.manual_seed(INIT_SEED)
-        made = make()
-    except Exception as exc:
-        notes.append(f"{what} cannot be made ({_short_error(exc)})")
-        return None
-    notes.append(f"{what} built on the CPU (meta failed: {first})")
-    if isinstance(made, torch.nn.Module):
-        return made.to("meta")
-    return made
+    found["flops_by_op"] = {str(op).split(".")[-1]: int(n) for op, n in by_op.items()}
 
 
 def _make_raw_inputs(problem: Any) -> list[Any]:

@@ -15,6 +15,9 @@ inputs built on the "meta" device, so default sizes allocate nothing. When a for
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import Any, Iterable, TextIO
 from ..problem import Problem, ProblemError, read_problem
 from .lint import LintWorker, WorkerFailure
 
+COUNT_VERSION = 2   # bump when the counting changes, to invalidate cached counts
 FLOAT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 
 
@@ -114,9 +118,20 @@ def _as_problem(item: str | Path | Problem) -> Problem:
     return item if isinstance(item, Problem) else read_problem(item)
 
 
-def measure_with(worker: LintWorker, problem: Problem, timeout_s: float = 120.0) -> dict[str, Any]:
-    """FLOPs and byte tallies of one forward at the default size, counted in the worker."""
+def measure_with(worker: LintWorker, problem: Problem, timeout_s: float = 120.0,
+                 use_cache: bool = True) -> dict[str, Any]:
+    """FLOPs and byte tallies of one forward at the default size, counted in the worker.
+
+    Counts depend only on the problem text and the library versions, so they are cached on disk under the
+    worker's cache folder (a problem edit changes its hash and so its key).
+    """
     base = {"problem": problem.id, "path": problem.path, "level": problem.level, "category": problem.category}
+    cache = _cache_path(worker.cache_dir, problem)
+    if use_cache and cache.exists():
+        try:
+            return {**base, **json.loads(cache.read_text()), "cached": True}
+        except ValueError:
+            pass
     try:
         reply = worker.request({"cmd": "sol", "problem_path": problem.path, "preset": {}}, timeout_s)
     except WorkerFailure as exc:
@@ -126,28 +141,52 @@ def measure_with(worker: LintWorker, problem: Problem, timeout_s: float = 120.0)
         message = reply.get("message", "error")
         return {**base, "flops": None, "inputs": None, "params": None, "outputs": None,
                 "notes": [f"flops unknown: the problem failed ({message})"], "error": message}
-    return {**base, "flops": reply.get("flops"), "flops_by_op": reply.get("flops_by_op", {}),
-            "inputs": reply.get("inputs"), "params": reply.get("params"), "outputs": reply.get("outputs"),
-            "notes": list(reply.get("notes", [])), "seconds": reply.get("seconds")}
+    counts = {"flops": reply.get("flops"), "flops_by_op": reply.get("flops_by_op", {}),
+              "inputs": reply.get("inputs"), "params": reply.get("params"), "outputs": reply.get("outputs"),
+              "notes": list(reply.get("notes", [])), "seconds": reply.get("seconds")}
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(counts))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return {**base, **counts, "cached": False}
 
 
-def measure(path: str | Path | Problem, timeout_s: float = 120.0, cache_dir: str | None = None) -> dict[str, Any]:
+def _cache_path(cache_dir: str, problem: Problem) -> Path:
+    material = [COUNT_VERSION, problem.sha256, _version("torch"), _version("transformers")]
+    key = hashlib.sha256(json.dumps(material).encode()).hexdigest()[:32]
+    return Path(cache_dir) / "sol_counts" / f"{key}.json"
+
+
+def _version(package: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def measure(path: str | Path | Problem, timeout_s: float = 120.0, cache_dir: str | None = None,
+            use_cache: bool = True) -> dict[str, Any]:
     """Counts for one problem in a fresh worker. Raises ProblemError when the file is unreadable."""
     problem = _as_problem(path)
     with LintWorker(cache_dir) as worker:
-        return measure_with(worker, problem, timeout_s)
+        return measure_with(worker, problem, timeout_s, use_cache)
 
 
 def sol_problem(path: str | Path | Problem, spec: GpuSpec = H200, precision: str = "fp32",
-                timeout_s: float = 120.0, cache_dir: str | None = None) -> dict[str, Any]:
+                timeout_s: float = 120.0, cache_dir: str | None = None, use_cache: bool = True) -> dict[str, Any]:
     """Counts plus the bound for one problem."""
-    counts = measure(path, timeout_s, cache_dir)
+    counts = measure(path, timeout_s, cache_dir, use_cache)
     return {**_identity(counts), **bound(counts, spec, precision)}
 
 
 def sol_many(paths: Iterable[str | Path | Problem], spec: GpuSpec = H200, precision: str = "fp32",
-             timeout_s: float = 120.0, cache_dir: str | None = None,
-             progress: bool | TextIO = False) -> list[dict[str, Any]]:
+             timeout_s: float = 120.0, cache_dir: str | None = None, progress: bool | TextIO = False,
+             use_cache: bool = True) -> list[dict[str, Any]]:
     """Bounds for many problems, counted in ONE worker process (restarted only after a failure)."""
     items = list(paths)
     stream = sys.stderr if progress is True else (progress or None)
@@ -160,7 +199,7 @@ def sol_many(paths: Iterable[str | Path | Problem], spec: GpuSpec = H200, precis
                 counts = {"problem": str(item), "path": str(item), "level": 0, "category": "", "flops": None,
                           "inputs": None, "params": None, "outputs": None, "notes": [f"unreadable: {exc}"]}
             else:
-                counts = measure_with(worker, problem, timeout_s)
+                counts = measure_with(worker, problem, timeout_s, use_cache)
             rows.append({**_identity(counts), **bound(counts, spec, precision)})
             if stream is not None:
                 print(f"[{n}/{len(items)}] {counts['problem']}", file=stream, flush=True)

@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-batch_size = 8192
+batch_size = 16384
 hidden = 16384
 eps = 1e-5
 
