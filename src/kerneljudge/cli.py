@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
     _add_judge_options(p)
     p.set_defaults(func=cmd_examples)
+
+    from .suite.commands import register  # lint, suite
+
+    register(sub)
     return parser
 
 

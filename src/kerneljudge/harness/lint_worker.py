@@ -92,13 +92,17 @@ def _lint(problem: Any, lint: _Lint) -> None:
     fp32 = "fp32"
 
     model = _build(problem, INIT_SEED, fp32)
+    # the judge builds the model in two processes under one seed: the init must be reproducible
+    twin = _build(problem, INIT_SEED, fp32)
+    init_reproducible = _same_state(model, twin)
+    del twin
     inputs_a = loading.make_inputs(problem, INPUT_SEED, "cpu", fp32)
     pristine_a = loading.snapshot_inputs(inputs_a)
     out_a = _forward(model, inputs_a)
     lint.record("runs", True)
     lint.info["inputs"] = [_describe(x) for x in pristine_a]
     try:
-        ref = loading.flatten_output(out_a, "cpu")
+        ref = _detached(loading.flatten_output(out_a, "cpu"))
     except loading.OutputError as exc:
         lint.record("output_acceptable", False, str(exc))
         return
@@ -108,11 +112,8 @@ def _lint(problem: Any, lint: _Lint) -> None:
     if not tensors:
         return
 
-    # the judge builds the model in two processes under one seed: the init must be reproducible
-    twin = _build(problem, INIT_SEED, fp32)
-    lint.record("init_deterministic", _same_state(model, twin),
+    lint.record("init_deterministic", init_reproducible,
                 "two models built under the same seed have different parameters or buffers")
-    del twin
 
     # the same seed twice: bitwise equal
     inputs_again = loading.make_inputs(problem, INPUT_SEED, "cpu", fp32)
@@ -225,9 +226,14 @@ def _forward(model: torch.nn.Module, inputs: list[Any]) -> Any:
 
 def _flatten(out: Any):
     try:
-        return loading.flatten_output(out, "cpu")
+        return _detached(loading.flatten_output(out, "cpu"))
     except loading.OutputError:
         return None
+
+
+def _detached(flat: tuple[Any, list[torch.Tensor]]) -> tuple[Any, list[torch.Tensor]]:
+    """Copies, so a model that updates a returned buffer on its next call cannot change this result."""
+    return flat[0], [t.clone() for t in flat[1]]
 
 
 def _same_state(a: torch.nn.Module, b: torch.nn.Module) -> bool:
@@ -359,7 +365,7 @@ def _count(problem: Any, reply: dict[str, Any]) -> None:
             continue
         reply.update(found)
         if mode != "meta":
-            notes.append(f"counted with fake tensors (on meta: {failures[0]})")
+            notes.append(f"counted with fake tensors ({failures[0]})")
         return
     reply.update({"flops": None, "outputs": None, "params": partial.get("params"), "inputs": partial.get("inputs")})
     notes.append(f"flops unknown: one forward cannot run without data ({'; '.join(failures)})")

@@ -7,6 +7,11 @@ fresh one after a crash or a timeout; a crash or a timeout is itself a finding (
 A result is a dict:
     {"problem": id, "path": ..., "preset": "small", "degenerate": bool, "reasons": [...],
      "checks": {name: bool}, "skipped": [...], "seconds": float}
+plus "info" (input/output shapes, fp16/bf16 distance from fp32, a traceback) and "notes" when there is
+something to say. The checks (see harness/lint_worker.py): runs, output_acceptable, init_deterministic,
+deterministic, finite_fp32, inputs_unchanged, depends_on_inputs, depends_on_each_input, depends_on_init,
+not_passthrough, zero_output_fails, constant_output_fails, finite_fp16, finite_bf16. A check that does not
+apply (no parameters, a single input) is left out of "checks" and named in "skipped".
 """
 
 from __future__ import annotations
@@ -121,6 +126,8 @@ def lint_with(worker: LintWorker, problem: Problem, preset: str | dict[str, Any]
               "seconds": float(reply.get("seconds", time.monotonic() - started))}
     if reply.get("info"):
         result["info"] = reply["info"]
+    if preset == "small" and not problem.metadata.get("SMALL"):
+        result["notes"] = ["the problem has no SMALL preset: linted at its default sizes"]
     return result
 
 
@@ -134,16 +141,21 @@ def lint_problem(path: str | Path | Problem, preset: str | dict[str, Any] = "sma
 
 def lint_many(paths: Iterable[str | Path | Problem], preset: str | dict[str, Any] = "small",
               timeout_s: float = 60.0, cache_dir: str | None = None, progress: bool | TextIO = True,
-              on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+              on_result: Callable[[dict[str, Any]], None] | None = None,
+              worker: LintWorker | None = None) -> list[dict[str, Any]]:
     """Lint many problems with ONE worker process (a fresh one only after a crash or a timeout).
 
     Progress lines go to stderr (or the given stream; progress=False for none). An unreadable problem file
-    is a degenerate result, so one bad file does not stop a suite run.
+    is a degenerate result, so one bad file does not stop a suite run. Pass `worker` to use (and keep) a
+    worker of your own; otherwise one is started and closed here.
     """
     items = list(paths)
     stream = sys.stderr if progress is True else (progress or None)
     results = []
-    with LintWorker(cache_dir) as worker:
+    own = worker is None
+    worker = worker if worker is not None else LintWorker(cache_dir)
+    restarts_before = worker.starts
+    try:
         for n, item in enumerate(items, 1):
             try:
                 problem = _as_problem(item)
@@ -160,8 +172,12 @@ def lint_many(paths: Iterable[str | Path | Problem], preset: str | dict[str, Any
                 status = "ok" if not result["degenerate"] else "DEGENERATE: " + "; ".join(result["reasons"])[:300]
                 print(f"[{n}/{len(items)}] {result['problem']} {result['seconds']:.2f}s {status}", file=stream,
                       flush=True)
-        if stream is not None and worker.starts > 1:
-            print(f"(the lint worker was restarted {worker.starts - 1} time(s))", file=stream, flush=True)
+        restarts = worker.starts - max(restarts_before, 1)
+        if stream is not None and restarts > 0:
+            print(f"(the lint worker was restarted {restarts} time(s))", file=stream, flush=True)
+    finally:
+        if own:
+            worker.close()
     return results
 
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable, TextIO
 from ..problem import Problem, ProblemError, read_problem
 from .lint import LintWorker, WorkerFailure
 
-COUNT_VERSION = 2   # bump when the counting changes, to invalidate cached counts
+COUNT_VERSION = 3   # bump when the counting changes, to invalidate cached counts
 FLOAT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 
 

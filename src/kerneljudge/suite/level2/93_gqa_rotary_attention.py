@@ -40,11 +40,12 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    start = torch.randint(0, max_positions - seq_len + 1, (batch_size, 1))
+    # distinct, increasing positions with uneven gaps: a uniform shift would cancel out of RoPE attention
+    positions = torch.rand(batch_size, max_positions).argsort(dim=-1)[:, :seq_len].sort(dim=-1).values
     return [torch.randn(batch_size, num_heads, seq_len, head_dim),
             torch.randn(batch_size, num_kv_heads, seq_len, head_dim),
             torch.randn(batch_size, num_kv_heads, seq_len, head_dim),
-            start + torch.arange(seq_len)]
+            positions]
 
 
 def get_init_inputs():

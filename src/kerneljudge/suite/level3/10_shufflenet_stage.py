@@ -10,7 +10,7 @@ out_channels = 480
 height = 56
 width = 56
 groups = 3
-num_units = 4        # ~0.5 GFLOP/image -> ~30 GFLOP; ~0.2 GB per activation; ~3-8 ms
+num_units = 4        # ~17 GFLOP; ~7.9 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 
 
 def _bn(c, gamma=(0.8, 1.2)):
@@ -76,3 +76,5 @@ TAGS = ["shufflenet", "grouped-conv", "channel-shuffle", "depthwise", "batchnorm
 SMALL = {"batch_size": 2, "in_channels": 24, "out_channels": 48, "height": 16, "width": 16}
 HELD_OUT = [{"batch_size": 37, "height": 57, "width": 55}]
 HELD_OUT_SMALL = [{"batch_size": 3, "in_channels": 12, "out_channels": 36, "height": 13, "width": 11, "num_units": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.008 rel_l2, 0.06 elementwise; fp16 0.005 rel_l2, 0.04 elementwise
+TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.02}, "fp16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.015}}

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 batch_size = 64
 image_size = 224
 base = 16            # squeeze width of the first fire module
-num_classes = 1000   # ~0.7 GFLOP/image -> ~45 GFLOP; ~0.4 GB activations; ~3-8 ms
+num_classes = 1000   # ~45 GFLOP; ~3.7 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 
 
 class Fire(nn.Module):
@@ -58,3 +58,5 @@ TAGS = ["squeezenet", "fire-module", "concat"]
 SMALL = {"batch_size": 2, "image_size": 40, "base": 4, "num_classes": 10}
 HELD_OUT = [{"batch_size": 47, "image_size": 227, "num_classes": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 45, "base": 4, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by bf16 0.007 rel_l2, 0.02 elementwise; fp16 0.006 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.015}}

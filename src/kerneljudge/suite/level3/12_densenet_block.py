@@ -8,7 +8,7 @@ in_channels = 64
 height = 56
 width = 56
 growth = 32
-num_layers = 6       # ~2.3 GFLOP/image -> ~75 GFLOP; ~0.4 GB per concatenated feature map; ~5-15 ms
+num_layers = 6       # ~73 GFLOP; ~4.1 ms on an H200 (eager fp32, no TF32); ~0.4 GB peak
 
 
 def _bn(c):
@@ -65,3 +65,5 @@ TAGS = ["densenet", "concat", "batchnorm"]
 SMALL = {"batch_size": 2, "in_channels": 16, "height": 16, "width": 16, "growth": 8, "num_layers": 4}
 HELD_OUT = [{"batch_size": 27, "height": 57, "width": 55}]
 HELD_OUT_SMALL = [{"batch_size": 3, "in_channels": 12, "height": 13, "width": 11, "growth": 6, "num_layers": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.02 elementwise; fp16 0.004 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.01}}

@@ -7,7 +7,7 @@ in_channels = 3
 out_channels = 4
 height = 256
 width = 256
-base = 32            # ~16 GFLOP/image -> ~130 GFLOP; ~0.5 GB per full-res feature map; ~8-25 ms
+base = 32            # ~193 GFLOP; ~8.4 ms on an H200 (eager fp32, no TF32); ~1.4 GB peak
 
 
 def _double_conv(cin, cout):
@@ -59,3 +59,5 @@ TAGS = ["unet", "segmentation", "conv-transpose", "batchnorm", "concat"]
 SMALL = {"batch_size": 1, "height": 32, "width": 32, "base": 4}
 HELD_OUT = [{"batch_size": 5, "height": 192, "width": 320, "out_channels": 3}]
 HELD_OUT_SMALL = [{"batch_size": 2, "height": 48, "width": 16, "base": 4, "out_channels": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.01 rel_l2, 0.07 elementwise; fp16 0.01 rel_l2, 0.05 elementwise
+TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.03}, "fp16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.02}}

@@ -7,7 +7,7 @@ batch_size = 128
 in_channels = 192
 height = 28
 width = 28
-scale = 1            # channel multiplier for all branches; ~0.9 GFLOP/image -> ~110 GFLOP; ~0.2 GB; ~5-15 ms
+scale = 1            # channel multiplier for all branches; ~111 GFLOP; ~3.9 ms on an H200 (eager fp32, no TF32); ~0.9 GB peak
 
 
 class Inception(nn.Module):
@@ -57,3 +57,5 @@ TAGS = ["googlenet", "inception", "concat"]
 SMALL = {"batch_size": 2, "in_channels": 32, "height": 12, "width": 12}
 HELD_OUT = [{"batch_size": 97, "height": 29, "width": 27}]
 HELD_OUT_SMALL = [{"batch_size": 3, "in_channels": 24, "height": 11, "width": 9}]
+# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.04 elementwise; fp16 0.003 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.02}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.006}}

@@ -7,7 +7,7 @@ batch_size = 32
 channels = 96
 height = 56
 width = 56
-depth = 3            # ~0.5 GFLOP/image/block -> ~46 GFLOP; ~0.5 GB for the 4x hidden activation; ~4-12 ms
+depth = 3            # ~47 GFLOP; ~3.5 ms on an H200 (eager fp32, no TF32); ~1.1 GB peak
 
 
 class ConvNeXtBlock(nn.Module):
@@ -49,3 +49,5 @@ TAGS = ["convnext", "depthwise", "layernorm", "gelu", "residual"]
 SMALL = {"batch_size": 2, "channels": 16, "height": 14, "width": 14, "depth": 2}
 HELD_OUT = [{"batch_size": 27, "height": 57, "width": 55}]
 HELD_OUT_SMALL = [{"batch_size": 3, "channels": 12, "height": 9, "width": 13, "depth": 2}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.009 elementwise
+TOLERANCE = {"fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.004}}

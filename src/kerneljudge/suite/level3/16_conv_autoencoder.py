@@ -7,7 +7,7 @@ import torch.nn.functional as F
 batch_size = 64
 channels = 3
 image_size = 128
-base = 32            # ~2 GFLOP/image -> ~130 GFLOP; ~0.5 GB activations; ~5-15 ms
+base = 32            # ~64 GFLOP; ~4.2 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 latent = 16
 
 
@@ -50,3 +50,5 @@ TAGS = ["autoencoder", "upsample", "leaky-relu", "tanh"]
 SMALL = {"batch_size": 2, "image_size": 32, "base": 8, "latent": 4}
 HELD_OUT = [{"batch_size": 37, "image_size": 144, "latent": 12}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 48, "base": 6, "latent": 5}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.09 elementwise; fp16 0.005 rel_l2, 0.05 elementwise
+TOLERANCE = {"bf16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.02}, "fp16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.015}}

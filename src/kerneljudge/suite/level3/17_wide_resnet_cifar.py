@@ -6,7 +6,7 @@ import torch.nn.functional as F
 batch_size = 256
 image_size = 32
 widen = 4
-num_classes = 100    # ~0.85 GFLOP/image -> ~220 GFLOP; ~0.3 GB activations; ~5-15 ms
+num_classes = 100    # ~201 GFLOP; ~6.7 ms on an H200 (eager fp32, no TF32); ~0.7 GB peak
 
 
 def _bn(c):
@@ -74,3 +74,5 @@ TAGS = ["resnet", "wide-resnet", "pre-activation", "batchnorm", "residual"]
 SMALL = {"batch_size": 2, "image_size": 16, "widen": 1, "num_classes": 10}
 HELD_OUT = [{"batch_size": 199, "image_size": 33, "num_classes": 97}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 17, "widen": 1, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by fp16 0.004 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.008}}

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-batch_size = 16384   # ~0.83 MFLOP/image -> ~14 GFLOP; ~0.3 GB of conv1 activations; ~1-3 ms
+batch_size = 16384   # ~14 GFLOP; ~3.1 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 num_classes = 10
 
 
@@ -43,3 +43,5 @@ TAGS = ["classic", "tanh"]
 SMALL = {"batch_size": 64}
 HELD_OUT = [{"batch_size": 12289, "num_classes": 37}]
 HELD_OUT_SMALL = [{"batch_size": 7, "num_classes": 13}]
+# low precision: the reference itself is off fp32 by bf16 0.007 rel_l2, 0.03 elementwise; fp16 0.004 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.01}}

@@ -6,7 +6,7 @@ batch_size = 32
 seq_len = 512
 input_size = 256
 hidden_size = 256
-num_layers = 2       # ~0.13 TFLOP in 2x1024 dependent steps; ~8-25 ms
+num_layers = 2       # ~86 GFLOP; ~31.3 ms on an H200 (eager fp32, no TF32); ~0.6 GB peak
 
 
 class Model(nn.Module):
@@ -32,3 +32,5 @@ TAGS = ["lstm", "bidirectional", "recurrent"]
 SMALL = {"batch_size": 4, "seq_len": 20, "input_size": 16, "hidden_size": 24}
 HELD_OUT = [{"batch_size": 27, "seq_len": 411, "hidden_size": 250}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 13, "input_size": 11, "hidden_size": 19, "num_layers": 1}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.005}}

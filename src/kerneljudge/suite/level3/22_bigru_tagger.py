@@ -7,7 +7,7 @@ seq_len = 256
 vocab_size = 16000
 embed_dim = 256
 hidden_size = 256
-num_tags = 48        # ~0.1 TFLOP in 2x512 dependent steps; ~8-25 ms
+num_tags = 48        # ~65 GFLOP; ~15.8 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Model(nn.Module):
@@ -35,3 +35,5 @@ TAGS = ["gru", "bidirectional", "embedding", "recurrent"]
 SMALL = {"batch_size": 4, "seq_len": 20, "vocab_size": 100, "embed_dim": 16, "hidden_size": 24, "num_tags": 8}
 HELD_OUT = [{"batch_size": 41, "seq_len": 199, "num_tags": 37}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 13, "vocab_size": 77, "embed_dim": 12, "hidden_size": 19, "num_tags": 5}]
+# low precision: the reference itself is off fp32 by fp16 0.003 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.008}}

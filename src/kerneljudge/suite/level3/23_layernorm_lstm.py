@@ -5,7 +5,7 @@ import torch.nn as nn
 batch_size = 64
 seq_len = 128
 input_size = 256
-hidden_size = 512    # ~34 GFLOP in 128 dependent steps of ~15 small kernels each; ~5-20 ms
+hidden_size = 512    # ~26 GFLOP; ~30.0 ms on an H200 (eager fp32, no TF32); ~0.2 GB peak
 
 
 class Model(nn.Module):
@@ -45,3 +45,5 @@ TAGS = ["lstm", "layernorm", "recurrent", "time-loop"]
 SMALL = {"batch_size": 4, "seq_len": 16, "input_size": 16, "hidden_size": 32}
 HELD_OUT = [{"batch_size": 61, "seq_len": 97, "hidden_size": 500}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 11, "input_size": 13, "hidden_size": 27}]
+# low precision: the reference itself is off fp32 by bf16 0.008 rel_l2, 0.1 elementwise; fp16 0.003 rel_l2, 0.05 elementwise
+TOLERANCE = {"bf16": {"atol": 0.3, "rtol": 0.3, "rel_l2": 0.02}, "fp16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.008}}

@@ -7,7 +7,7 @@ src_len = 256
 tgt_len = 128
 embed_dim = 256
 hidden_size = 512
-vocab_size = 8000    # ~0.2 TFLOP (LSTMs, attention, vocab projection); ~10-30 ms
+vocab_size = 8000    # ~79 GFLOP; ~10.5 ms on an H200 (eager fp32, no TF32); ~0.3 GB peak
 
 
 class Model(nn.Module):
@@ -40,3 +40,5 @@ TAGS = ["lstm", "seq2seq", "attention", "recurrent"]
 SMALL = {"batch_size": 4, "src_len": 20, "tgt_len": 12, "embed_dim": 16, "hidden_size": 32, "vocab_size": 50}
 HELD_OUT = [{"batch_size": 27, "src_len": 173, "tgt_len": 91, "vocab_size": 7919}]
 HELD_OUT_SMALL = [{"batch_size": 3, "src_len": 17, "tgt_len": 9, "embed_dim": 11, "hidden_size": 23, "vocab_size": 37}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.005}}

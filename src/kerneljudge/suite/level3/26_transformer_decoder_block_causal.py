@@ -7,7 +7,7 @@ import torch.nn.functional as F
 batch_size = 8
 seq_len = 1024
 d_model = 1024
-num_heads = 16       # ~0.24 TFLOP; ~0.5 GB attention scores; ~5-12 ms
+num_heads = 16       # ~241 GFLOP; ~6.8 ms on an H200 (eager fp32, no TF32); ~2.0 GB peak
 
 
 class Model(nn.Module):
@@ -47,3 +47,5 @@ TAGS = ["llm", "attention", "causal", "decoder", "pre-norm", "layernorm", "gelu"
 SMALL = {"batch_size": 2, "seq_len": 32, "d_model": 64, "num_heads": 4}
 HELD_OUT = [{"batch_size": 5, "seq_len": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 29, "d_model": 48, "num_heads": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.004 rel_l2, 0.02 elementwise; fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.004}}

@@ -10,7 +10,7 @@ patch_size = 16
 d_model = 384
 num_heads = 6
 depth = 6
-num_classes = 1000   # ~0.29 TFLOP; ~0.1 GB activations; ~7-15 ms
+num_classes = 1000   # ~298 GFLOP; ~10.2 ms on an H200 (eager fp32, no TF32); ~0.6 GB peak
 
 
 class Block(nn.Module):
@@ -64,3 +64,5 @@ TAGS = ["vit", "attention", "vision", "layernorm", "gelu"]
 SMALL = {"batch_size": 2, "image_size": 32, "patch_size": 8, "d_model": 64, "num_heads": 4, "depth": 2, "num_classes": 10}
 HELD_OUT = [{"batch_size": 37, "image_size": 208, "num_classes": 997}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 40, "patch_size": 8, "d_model": 48, "num_heads": 3, "depth": 2, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 0.09 elementwise; fp16 0.009 rel_l2, 0.04 elementwise
+TOLERANCE = {"bf16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.04}, "fp16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.02}}

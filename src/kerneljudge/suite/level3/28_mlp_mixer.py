@@ -10,7 +10,7 @@ d_model = 512
 token_dim = 256
 channel_dim = 2048
 depth = 8
-num_classes = 1000   # ~0.24 TFLOP; ~0.1 GB activations; ~6-12 ms
+num_classes = 1000   # ~242 GFLOP; ~7.8 ms on an H200 (eager fp32, no TF32); ~0.3 GB peak
 
 
 class MixerLayer(nn.Module):
@@ -59,3 +59,5 @@ SMALL = {"batch_size": 2, "image_size": 32, "patch_size": 8, "d_model": 64, "tok
 HELD_OUT = [{"batch_size": 29, "image_size": 240, "num_classes": 997}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 40, "patch_size": 8, "d_model": 48, "token_dim": 24,
                    "channel_dim": 96, "depth": 2, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by fp16 0.003 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.006}}

@@ -9,7 +9,7 @@ height = 56
 width = 56
 channels = 96
 num_heads = 3
-window = 7           # ~45 GFLOP; ~0.15 GB per activation, many window reshapes; ~3-8 ms
+window = 7           # ~48 GFLOP; ~3.6 ms on an H200 (eager fp32, no TF32); ~0.7 GB peak
 
 
 class SwinBlock(nn.Module):

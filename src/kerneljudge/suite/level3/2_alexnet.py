@@ -6,7 +6,7 @@ batch_size = 32
 image_size = 224
 base = 64            # channels 64-192-384-256-256 as in AlexNet
 hidden = 4096
-num_classes = 1000   # ~1.45 GFLOP/image -> ~47 GFLOP; ~0.25 GB weights; ~2-6 ms
+num_classes = 1000   # ~46 GFLOP; ~1.9 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Model(nn.Module):
@@ -51,3 +51,5 @@ TAGS = ["classic"]
 SMALL = {"batch_size": 2, "image_size": 67, "base": 8, "hidden": 128, "num_classes": 10}
 HELD_OUT = [{"batch_size": 19, "image_size": 227, "num_classes": 997}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 71, "base": 8, "hidden": 96, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by bf16 0.007 rel_l2, 0.02 elementwise; fp16 0.004 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.008}}

@@ -9,7 +9,7 @@ seq_len = 1024
 ctx_len = 320
 d_model = 768
 d_context = 1024
-num_heads = 12       # ~0.23 TFLOP; ~0.25 GB attention scores; ~5-10 ms
+num_heads = 12       # ~225 GFLOP; ~5.5 ms on an H200 (eager fp32, no TF32); ~1.1 GB peak
 
 
 class Model(nn.Module):
@@ -52,3 +52,5 @@ TAGS = ["llm", "attention", "cross-attention", "pre-norm", "layernorm", "gelu"]
 SMALL = {"batch_size": 2, "seq_len": 32, "ctx_len": 12, "d_model": 64, "d_context": 48, "num_heads": 4}
 HELD_OUT = [{"batch_size": 11, "seq_len": 999, "ctx_len": 77}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 23, "ctx_len": 7, "d_model": 48, "d_context": 40, "num_heads": 3}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.009 elementwise
+TOLERANCE = {"fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.004}}

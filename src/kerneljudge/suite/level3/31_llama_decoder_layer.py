@@ -9,7 +9,7 @@ seq_len = 1024
 hidden = 2048
 num_heads = 16
 num_kv_heads = 4
-intermediate = 5632  # ~0.4 TFLOP; ~0.3 GB attention scores; ~8-15 ms
+intermediate = 5632  # ~404 GFLOP; ~9.9 ms on an H200 (eager fp32, no TF32); ~1.4 GB peak
 
 
 class RMSNorm(nn.Module):
@@ -79,3 +79,5 @@ TAGS = ["llm", "llama", "attention", "causal", "gqa", "rope", "rmsnorm", "swiglu
 SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 64, "num_heads": 4, "num_kv_heads": 2, "intermediate": 160}
 HELD_OUT = [{"batch_size": 3, "seq_len": 1003, "intermediate": 5504}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "hidden": 96, "num_heads": 6, "num_kv_heads": 2, "intermediate": 200}]
+# low precision: the reference itself is off fp32 by bf16 0.006 rel_l2, 0.03 elementwise; fp16 0.003 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.006}}

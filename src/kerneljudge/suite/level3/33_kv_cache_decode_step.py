@@ -10,7 +10,7 @@ cache_len = 4096
 hidden = 2048
 num_heads = 16
 num_kv_heads = 4
-intermediate = 5632  # memory bound: ~0.27 GB per cache tensor read + copied, 0.18 GB weights; ~1-3 ms
+intermediate = 5632  # memory bound: ~4.0 GFLOP; ~2.0 ms on an H200 (eager fp32, no TF32); ~4.0 GB peak
 
 
 class RMSNorm(nn.Module):
@@ -83,3 +83,5 @@ TAGS = ["llm", "llama", "decode", "kv-cache", "attention", "gqa", "rope", "rmsno
 SMALL = {"batch_size": 2, "cache_len": 40, "hidden": 64, "num_heads": 4, "num_kv_heads": 2, "intermediate": 160}
 HELD_OUT = [{"batch_size": 27, "cache_len": 3071}]
 HELD_OUT_SMALL = [{"batch_size": 3, "cache_len": 29, "hidden": 96, "num_heads": 6, "num_kv_heads": 3, "intermediate": 200}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.007 elementwise
+TOLERANCE = {"fp16": {"atol": 0.015, "rtol": 0.015, "rel_l2": 0.005}}

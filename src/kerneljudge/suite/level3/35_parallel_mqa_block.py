@@ -8,7 +8,7 @@ import torch.nn.functional as F
 batch_size = 4
 seq_len = 1024
 hidden = 2048
-num_heads = 32       # ~0.38 TFLOP; ~0.5 GB attention scores; ~8-15 ms
+num_heads = 32       # ~380 GFLOP; ~10.0 ms on an H200 (eager fp32, no TF32); ~2.3 GB peak
 
 
 def rope(x, theta=10000.0):
@@ -59,3 +59,5 @@ TAGS = ["llm", "falcon", "parallel-block", "mqa", "attention", "causal", "rope",
 SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 64, "num_heads": 4}
 HELD_OUT = [{"batch_size": 3, "seq_len": 999}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "hidden": 96, "num_heads": 6}]
+# low precision: the reference itself is off fp32 by bf16 0.004 rel_l2, 0.02 elementwise; fp16 0.002 rel_l2, 0.008 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.004}}

@@ -11,7 +11,7 @@ hidden = 1024
 num_heads = 16
 num_kv_heads = 8
 intermediate = 3584
-window = 512         # ~0.15 TFLOP + full masked score matrix (~0.5 GB); ~5-12 ms
+window = 512         # ~150 GFLOP; ~5.7 ms on an H200 (eager fp32, no TF32); ~1.4 GB peak
 
 
 class RMSNorm(nn.Module):
@@ -83,3 +83,5 @@ SMALL = {"batch_size": 2, "seq_len": 48, "hidden": 64, "num_heads": 4, "num_kv_h
 HELD_OUT = [{"batch_size": 3, "seq_len": 1999, "window": 333}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 37, "hidden": 96, "num_heads": 6, "num_kv_heads": 3, "intermediate": 200,
                    "window": 11}]
+# low precision: the reference itself is off fp32 by bf16 0.006 rel_l2, 0.03 elementwise; fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.005}}

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 batch_size = 8
 seq_len = 1024
 hidden = 1024
-num_heads = 16       # ~0.24 TFLOP; ~0.5 GB attention scores; ~5-12 ms
+num_heads = 16       # ~241 GFLOP; ~7.2 ms on an H200 (eager fp32, no TF32); ~2.0 GB peak
 
 
 def alibi_slopes(n):
@@ -56,3 +56,5 @@ TAGS = ["llm", "bloom", "alibi", "attention", "causal", "layernorm", "gelu"]
 SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 64, "num_heads": 4}
 HELD_OUT = [{"batch_size": 5, "seq_len": 1001, "hidden": 960, "num_heads": 12}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "hidden": 72, "num_heads": 6}]
+# low precision: the reference itself is off fp32 by bf16 0.004 rel_l2, 0.02 elementwise; fp16 0.001 rel_l2, 0.008 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.003}}

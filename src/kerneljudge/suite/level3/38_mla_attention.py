@@ -12,7 +12,7 @@ q_rank = 768
 kv_rank = 512
 nope_dim = 128
 rope_dim = 64
-v_dim = 128          # ~0.14 TFLOP; ~0.27 GB attention scores; ~4-10 ms
+v_dim = 128          # ~136 GFLOP; ~4.3 ms on an H200 (eager fp32, no TF32); ~1.3 GB peak
 
 
 class RMSNorm(nn.Module):
@@ -83,3 +83,5 @@ SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 64, "num_heads": 4, "q_rank":
 HELD_OUT = [{"batch_size": 3, "seq_len": 1001, "num_heads": 12}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "hidden": 48, "num_heads": 3, "q_rank": 20, "kv_rank": 18,
                    "nope_dim": 12, "rope_dim": 6, "v_dim": 10}]
+# low precision: the reference itself is off fp32 by bf16 0.006 rel_l2, 0.04 elementwise; fp16 0.003 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.02}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.008}}

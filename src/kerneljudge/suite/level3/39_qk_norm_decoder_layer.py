@@ -11,7 +11,7 @@ hidden = 2048
 num_heads = 16
 num_kv_heads = 8
 head_dim = 128
-intermediate = 6144  # ~0.48 TFLOP; ~0.5 GB attention scores; ~10-20 ms
+intermediate = 6144  # ~481 GFLOP; ~12.2 ms on an H200 (eager fp32, no TF32); ~2.2 GB peak
 
 
 class RMSNorm(nn.Module):
@@ -83,3 +83,5 @@ SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 64, "num_heads": 4, "num_kv_h
 HELD_OUT = [{"batch_size": 1, "seq_len": 2047, "intermediate": 6000}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "hidden": 80, "num_heads": 6, "num_kv_heads": 3, "head_dim": 12,
                    "intermediate": 200}]
+# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.02 elementwise; fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.005}}

@@ -5,7 +5,7 @@ import torch.nn as nn
 batch_size = 32
 image_size = 128
 base = 32            # channels base*[1,2,4,4,8,8,8,8] (half-width VGG-11)
-num_classes = 1000   # ~1.9 GFLOP/image -> ~60 GFLOP; ~0.4 GB activations; ~3-8 ms
+num_classes = 1000   # ~40 GFLOP; ~2.5 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 
 
 class Model(nn.Module):
@@ -50,3 +50,5 @@ TAGS = ["classic", "batchnorm"]
 SMALL = {"batch_size": 2, "image_size": 32, "base": 8, "num_classes": 10}
 HELD_OUT = [{"batch_size": 27, "image_size": 131, "num_classes": 999}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 37, "base": 8, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by fp16 0.004 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.01}}

@@ -10,7 +10,7 @@ seq_len = 512
 vocab_size = 30522
 d_model = 768
 num_heads = 12
-num_layers = 4       # ~0.52 TFLOP; ~0.2 GB attention scores; ~10-20 ms
+num_layers = 4       # ~515 GFLOP; ~15.2 ms on an H200 (eager fp32, no TF32); ~0.9 GB peak
 
 
 class Layer(nn.Module):
@@ -67,3 +67,5 @@ TAGS = ["llm", "bert", "encoder", "attention", "padding-mask", "embedding", "pos
 SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 300, "d_model": 64, "num_heads": 4, "num_layers": 2}
 HELD_OUT = [{"batch_size": 11, "seq_len": 381}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 23, "vocab_size": 201, "d_model": 48, "num_heads": 3, "num_layers": 2}]
+# low precision: the reference itself is off fp32 by bf16 0.008 rel_l2, 0.04 elementwise; fp16 0.004 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.008}}

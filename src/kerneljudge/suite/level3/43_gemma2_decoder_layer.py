@@ -11,7 +11,7 @@ num_heads = 8
 num_kv_heads = 4
 head_dim = 128
 intermediate = 4608
-softcap = 50.0       # ~0.18 TFLOP; ~0.13 GB attention scores; ~4-10 ms
+softcap = 50.0       # ~177 GFLOP; ~5.5 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 
 
 class GemmaNorm(nn.Module):
@@ -83,3 +83,5 @@ SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 48, "num_heads": 4, "num_kv_h
 HELD_OUT = [{"batch_size": 3, "seq_len": 997, "softcap": 30.0}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "hidden": 72, "num_heads": 6, "num_kv_heads": 3, "head_dim": 10,
                    "intermediate": 150, "softcap": 4.0}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 0.1 elementwise; fp16 0.005 rel_l2, 0.03 elementwise
+TOLERANCE = {"bf16": {"atol": 0.3, "rtol": 0.3, "rel_l2": 0.04}, "fp16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.01}}

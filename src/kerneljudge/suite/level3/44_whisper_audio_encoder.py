@@ -10,7 +10,7 @@ n_mels = 80
 frames = 3000
 d_model = 512
 num_heads = 8
-num_layers = 4       # ~0.24 TFLOP; ~0.3 GB attention scores; ~6-12 ms
+num_layers = 4       # ~237 GFLOP; ~8.9 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 
 
 class Layer(nn.Module):
@@ -65,3 +65,5 @@ TAGS = ["whisper", "audio", "encoder", "conv1d", "attention", "layernorm", "gelu
 SMALL = {"batch_size": 2, "n_mels": 16, "frames": 64, "d_model": 64, "num_heads": 4, "num_layers": 2}
 HELD_OUT = [{"batch_size": 3, "frames": 2999}]
 HELD_OUT_SMALL = [{"batch_size": 3, "n_mels": 12, "frames": 51, "d_model": 48, "num_heads": 3, "num_layers": 2}]
+# low precision: the reference itself is off fp32 by bf16 0.007 rel_l2, 0.04 elementwise; fp16 0.003 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.008}}

@@ -10,7 +10,7 @@ seq_len = 256
 d_model = 1024
 d_state = 16
 d_conv = 4
-expand = 2           # ~50 GFLOP of projections + a 256-step scan over (B, 2048, 16) states; ~5-15 ms
+expand = 2           # ~27 GFLOP; ~18.3 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
 
 
 class Model(nn.Module):
@@ -67,3 +67,5 @@ TAGS = ["llm", "mamba", "selective-scan", "scan", "time-loop", "conv1d", "gating
 SMALL = {"batch_size": 2, "seq_len": 24, "d_model": 32, "d_state": 8}
 HELD_OUT = [{"batch_size": 5, "seq_len": 203, "d_model": 1000}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 17, "d_model": 40, "d_state": 6, "d_conv": 3}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.004}}

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 batch_size = 16
 seq_len = 4096
 d_model = 512
-d_state = 64         # ~0.5 GB kernel-construction tensor, FFTs of (16, 512, 8192); ~2-6 ms
+d_state = 64         # ~69 GFLOP; ~5.2 ms on an H200 (eager fp32, no TF32); ~1.5 GB peak
 
 
 class Model(nn.Module):
@@ -48,3 +48,5 @@ TAGS = ["s4", "state-space", "fft", "long-convolution", "layernorm", "glu"]
 SMALL = {"batch_size": 2, "seq_len": 64, "d_model": 32, "d_state": 8}
 HELD_OUT = [{"batch_size": 7, "seq_len": 3001, "d_model": 500}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 45, "d_model": 24, "d_state": 5}]
+# low precision: the reference itself is off fp32 by bf16 0.004 rel_l2, 0.03 elementwise; fp16 0.002 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.005}}

@@ -10,7 +10,7 @@ batch_size = 8
 seq_len = 160
 d_model = 1024
 head_size = 64
-decay_rank = 64      # ~22 GFLOP of projections + a 160-step recurrence over (B, 16, 64, 64) states; ~30 ms
+decay_rank = 64      # ~14 GFLOP; ~27.4 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Model(nn.Module):
@@ -68,3 +68,5 @@ TAGS = ["llm", "rwkv", "linear-attention", "recurrence", "time-loop", "data-depe
 SMALL = {"batch_size": 2, "seq_len": 24, "d_model": 64, "head_size": 16, "decay_rank": 8}
 HELD_OUT = [{"batch_size": 5, "seq_len": 149, "d_model": 960}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 17, "d_model": 48, "head_size": 12, "decay_rank": 6}]
+# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.04 elementwise; fp16 0.002 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.005}}

@@ -9,7 +9,7 @@ batch_size = 8
 seq_len = 512
 d_model = 1024
 lru_width = 1536
-d_conv = 4           # ~70 GFLOP of projections + a 512-step elementwise recurrence over (8, 1536); ~5-15 ms
+d_conv = 4           # ~77 GFLOP; ~15.2 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Model(nn.Module):
@@ -61,3 +61,5 @@ TAGS = ["llm", "griffin", "rg-lru", "linear-recurrence", "scan", "time-loop", "c
 SMALL = {"batch_size": 2, "seq_len": 32, "d_model": 32, "lru_width": 48}
 HELD_OUT = [{"batch_size": 5, "seq_len": 389, "lru_width": 1500}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 21, "d_model": 40, "lru_width": 36, "d_conv": 3}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.005}}

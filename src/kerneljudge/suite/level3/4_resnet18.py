@@ -6,7 +6,7 @@ import torch.nn.functional as F
 batch_size = 16
 image_size = 224
 base = 64
-num_classes = 1000   # ~3.6 GFLOP/image -> ~58 GFLOP; ~0.3 GB activations; ~3-8 ms
+num_classes = 1000   # ~58 GFLOP; ~2.9 ms on an H200 (eager fp32, no TF32); ~0.2 GB peak
 
 
 def _bn(c, gamma=(0.8, 1.2)):
@@ -73,3 +73,5 @@ TAGS = ["resnet", "batchnorm", "residual"]
 SMALL = {"batch_size": 2, "image_size": 32, "base": 8, "num_classes": 10}
 HELD_OUT = [{"batch_size": 13, "image_size": 225, "num_classes": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 35, "base": 8, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by fp16 0.005 rel_l2, 0.02 elementwise
+TOLERANCE = {"fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.01}}

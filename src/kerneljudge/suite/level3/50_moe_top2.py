@@ -9,7 +9,7 @@ seq_len = 1024
 hidden = 1024
 ffn = 3584
 num_experts = 8
-top_k = 2            # ~0.18 TFLOP in the experts (2 of 8 per token) + gathers; ~5-12 ms
+top_k = 2            # ~180 GFLOP (data-dependent routing); ~5.7 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Expert(nn.Module):
@@ -60,3 +60,5 @@ TAGS = ["llm", "moe", "mixtral", "top-k", "routing", "swiglu", "gather-scatter"]
 SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 32, "ffn": 64, "num_experts": 4}
 HELD_OUT = [{"batch_size": 3, "seq_len": 1001, "ffn": 3500}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 21, "hidden": 40, "ffn": 56, "num_experts": 5}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 2 elementwise; fp16 0.03 rel_l2, 2 elementwise (routing near-ties flip experts)
+TOLERANCE = {"bf16": {"atol": 5, "rtol": 5, "rel_l2": 0.05}, "fp16": {"atol": 5, "rtol": 5, "rel_l2": 0.06}}

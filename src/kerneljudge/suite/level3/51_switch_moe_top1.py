@@ -8,7 +8,7 @@ batch_size = 8
 seq_len = 1024
 hidden = 1024
 ffn = 4096
-num_experts = 16     # ~0.14 TFLOP in the experts (1 of 16 per token) + gathers; ~4-10 ms
+num_experts = 16     # ~140 GFLOP (data-dependent routing); ~5.6 ms on an H200 (eager fp32, no TF32); ~0.9 GB peak
 
 
 class Model(nn.Module):
@@ -49,3 +49,5 @@ TAGS = ["llm", "moe", "switch", "top-1", "routing", "gelu", "gather-scatter", "l
 SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 32, "ffn": 64, "num_experts": 4}
 HELD_OUT = [{"batch_size": 5, "seq_len": 999, "num_experts": 11}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 23, "hidden": 40, "ffn": 56, "num_experts": 5}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 2 elementwise; fp16 0.01 rel_l2, 1 elementwise (routing near-ties flip experts)
+TOLERANCE = {"bf16": {"atol": 4, "rtol": 4, "rel_l2": 0.05}, "fp16": {"atol": 3, "rtol": 3, "rel_l2": 0.03}}

@@ -10,7 +10,7 @@ hidden = 1024
 expert_ffn = 512
 num_experts = 64
 num_shared = 2
-top_k = 6            # ~0.1 TFLOP (6 routed + 2 shared small experts per token), 64 expert gathers; ~5-15 ms
+top_k = 6            # ~103 GFLOP (data-dependent routing); ~14.2 ms on an H200 (eager fp32, no TF32); ~0.7 GB peak
 
 
 class Model(nn.Module):
@@ -57,3 +57,5 @@ TAGS = ["llm", "moe", "deepseek", "shared-experts", "fine-grained-experts", "top
 SMALL = {"batch_size": 2, "seq_len": 32, "hidden": 32, "expert_ffn": 16, "num_experts": 8, "top_k": 3}
 HELD_OUT = [{"batch_size": 3, "seq_len": 1003, "num_experts": 60}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 23, "hidden": 40, "expert_ffn": 12, "num_experts": 7, "top_k": 2}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.2 elementwise; fp16 0.006 rel_l2, 0.2 elementwise (routing near-ties flip experts)
+TOLERANCE = {"bf16": {"atol": 0.5, "rtol": 0.5, "rel_l2": 0.02}, "fp16": {"atol": 0.5, "rtol": 0.5, "rel_l2": 0.015}}

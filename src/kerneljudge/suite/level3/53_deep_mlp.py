@@ -6,7 +6,7 @@ batch_size = 2048
 input_dim = 1024
 hidden = 4096
 num_hidden = 6
-output_dim = 512     # ~0.44 TFLOP; ~0.4 GB weights; ~9-15 ms
+output_dim = 512     # ~438 GFLOP; ~8.9 ms on an H200 (eager fp32, no TF32); ~0.6 GB peak
 
 
 class Model(nn.Module):
@@ -39,3 +39,5 @@ TAGS = ["mlp", "relu", "gemm-chain"]
 SMALL = {"batch_size": 16, "input_dim": 64, "hidden": 128, "num_hidden": 3, "output_dim": 32}
 HELD_OUT = [{"batch_size": 1999, "input_dim": 1000, "hidden": 4001, "output_dim": 509}]
 HELD_OUT_SMALL = [{"batch_size": 7, "input_dim": 37, "hidden": 101, "num_hidden": 2, "output_dim": 13}]
+# low precision: the reference itself is off fp32 by bf16 0.007 rel_l2, 0.03 elementwise; fp16 0.005 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.02}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.01}}

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 batch_size = 16384
 input_dim = 784
 hidden = 1024
-latent = 64          # ~45 GFLOP; ~0.1 GB activations; ~1-3 ms
+latent = 64          # ~46 GFLOP; ~1.1 ms on an H200 (eager fp32, no TF32); ~0.3 GB peak
 
 
 class Model(nn.Module):
@@ -38,3 +38,5 @@ TAGS = ["vae", "autoencoder", "encoder", "silu"]
 SMALL = {"batch_size": 32, "input_dim": 64, "hidden": 96, "latent": 8}
 HELD_OUT = [{"batch_size": 12345, "input_dim": 781, "latent": 61}]
 HELD_OUT_SMALL = [{"batch_size": 9, "input_dim": 45, "hidden": 70, "latent": 5}]
+# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.02 elementwise; fp16 0.003 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.008}}

@@ -8,7 +8,7 @@ edge_prob = 0.002     # expected directed edges per node = num_nodes * edge_prob
 num_nodes = 8192
 in_features = 512
 hidden = 256
-num_classes = 40     # ~0.12 TFLOP of dense A_hat @ H; ~0.27 GB adjacency; ~3-6 ms
+num_classes = 40     # ~108 GFLOP; ~3.7 ms on an H200 (eager fp32, no TF32); ~1.1 GB peak
 
 
 class Model(nn.Module):
@@ -43,3 +43,5 @@ TAGS = ["gnn", "graph", "message-passing", "gcn", "dense-adjacency"]
 SMALL = {"num_nodes": 96, "edge_prob": 0.05, "in_features": 32, "hidden": 32, "num_classes": 8}
 HELD_OUT = [{"num_nodes": 6007, "in_features": 500, "num_classes": 41}]
 HELD_OUT_SMALL = [{"num_nodes": 71, "edge_prob": 0.07, "in_features": 19, "hidden": 24, "num_classes": 5}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.006 elementwise
+TOLERANCE = {"fp16": {"atol": 0.015, "rtol": 0.015, "rel_l2": 0.005}}

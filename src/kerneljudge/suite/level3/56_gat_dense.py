@@ -10,7 +10,7 @@ num_nodes = 4096
 in_features = 512
 hidden = 64
 num_heads = 8
-num_classes = 32     # ~0.5 GB per (heads, N, N) score tensor, ~2 GB peak; ~3-8 ms
+num_classes = 32     # ~21 GFLOP; ~3.7 ms on an H200 (eager fp32, no TF32); ~1.8 GB peak
 
 
 class GATLayer(nn.Module):
@@ -58,3 +58,5 @@ TAGS = ["gnn", "graph", "message-passing", "gat", "attention", "dense-adjacency"
 SMALL = {"num_nodes": 96, "edge_prob": 0.05, "in_features": 32, "hidden": 8, "num_heads": 4, "num_classes": 6}
 HELD_OUT = [{"num_nodes": 3001, "num_classes": 29}]
 HELD_OUT_SMALL = [{"num_nodes": 71, "edge_prob": 0.07, "in_features": 19, "hidden": 6, "num_heads": 3, "num_classes": 5}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.009 elementwise
+TOLERANCE = {"fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.005}}

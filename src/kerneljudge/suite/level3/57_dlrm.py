@@ -9,7 +9,7 @@ num_dense = 13
 num_tables = 26
 rows_per_table = 100000
 bag_size = 4
-embed_dim = 64       # ~0.67 GB of tables, ~0.1 GB gathered rows, ~25 GFLOP of MLPs; ~2-5 ms
+embed_dim = 64       # ~18 GFLOP; ~1.6 ms on an H200 (eager fp32, no TF32); ~1.4 GB peak
 
 
 class Model(nn.Module):
@@ -49,3 +49,5 @@ TAGS = ["recsys", "dlrm", "embedding-bag", "gather", "feature-interaction"]
 SMALL = {"batch_size": 32, "num_tables": 4, "rows_per_table": 100, "bag_size": 3, "embed_dim": 16}
 HELD_OUT = [{"batch_size": 12007, "rows_per_table": 99991, "bag_size": 3}]
 HELD_OUT_SMALL = [{"batch_size": 13, "num_tables": 3, "rows_per_table": 77, "bag_size": 5, "embed_dim": 12}]
+# low precision: the reference itself is off fp32 by fp16 0.002 rel_l2, 0.007 elementwise
+TOLERANCE = {"fp16": {"atol": 0.015, "rtol": 0.015, "rel_l2": 0.005}}

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 num_points = 131072
 pos_freqs = 6
 dir_freqs = 4
-width = 256          # ~1.1 MFLOP/point -> ~0.15 TFLOP; ~0.13 GB per activation; ~4-8 ms
+width = 256          # ~152 GFLOP; ~4.8 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 def encode(x, n):
@@ -61,3 +61,5 @@ TAGS = ["nerf", "positional-encoding", "mlp", "skip-connection", "relu"]
 SMALL = {"num_points": 256, "width": 64}
 HELD_OUT = [{"num_points": 100003, "pos_freqs": 5}]
 HELD_OUT_SMALL = [{"num_points": 199, "pos_freqs": 5, "dir_freqs": 3, "width": 48}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 0.2 elementwise; fp16 0.004 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.4, "rtol": 0.4, "rel_l2": 0.05}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.01}}

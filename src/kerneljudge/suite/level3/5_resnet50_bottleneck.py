@@ -6,7 +6,7 @@ import torch.nn.functional as F
 batch_size = 8
 image_size = 224
 base = 64
-num_classes = 1000   # ~8.2 GFLOP/image -> ~66 GFLOP; ~0.5 GB activations; ~5-12 ms
+num_classes = 1000   # ~65 GFLOP; ~6.4 ms on an H200 (eager fp32, no TF32); ~0.3 GB peak
 
 
 def _bn(c, gamma=(0.8, 1.2)):
@@ -77,3 +77,5 @@ TAGS = ["resnet", "bottleneck", "batchnorm", "residual"]
 SMALL = {"batch_size": 1, "image_size": 32, "base": 4, "num_classes": 10}
 HELD_OUT = [{"batch_size": 7, "image_size": 227, "num_classes": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 2, "image_size": 35, "base": 4, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by fp16 0.005 rel_l2, 0.02 elementwise
+TOLERANCE = {"fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.01}}

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 batch_size = 32
 num_points = 4096
 num_classes = 40
-width = 64           # per-point widths width*[1,2,16]; ~38 GFLOP; ~0.5 GB for the 1024-channel features; ~1-3 ms
+width = 64           # per-point widths width*[1,2,16]; ~37 GFLOP; ~2.7 ms on an H200 (eager fp32, no TF32); ~1.2 GB peak
 
 
 def _bn(c, cls=nn.BatchNorm1d):
@@ -58,3 +58,5 @@ TAGS = ["pointnet", "point-cloud", "conv1d", "max-pool", "batchnorm"]
 SMALL = {"batch_size": 4, "num_points": 128, "num_classes": 10, "width": 16}
 HELD_OUT = [{"batch_size": 27, "num_points": 3001, "num_classes": 37}]
 HELD_OUT_SMALL = [{"batch_size": 3, "num_points": 97, "num_classes": 7, "width": 12}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.02 elementwise; fp16 0.006 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.015}}

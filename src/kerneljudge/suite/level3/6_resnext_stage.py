@@ -8,7 +8,7 @@ channels = 256
 height = 56
 width = 56
 cardinality = 32
-group_width = 4      # ~0.5 GFLOP/image/block -> ~45 GFLOP; ~0.1 GB per activation; ~4-10 ms
+group_width = 4      # ~42 GFLOP; ~3.7 ms on an H200 (eager fp32, no TF32); ~0.6 GB peak
 
 
 def _bn(c, gamma=(0.8, 1.2)):
@@ -62,3 +62,5 @@ TAGS = ["resnext", "grouped-conv", "batchnorm", "residual"]
 SMALL = {"batch_size": 2, "channels": 32, "height": 12, "width": 12, "cardinality": 8, "group_width": 2}
 HELD_OUT = [{"batch_size": 29, "height": 57, "width": 53}]
 HELD_OUT_SMALL = [{"batch_size": 3, "channels": 24, "height": 11, "width": 9, "cardinality": 4, "group_width": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.006 rel_l2, 0.05 elementwise; fp16 0.004 rel_l2, 0.03 elementwise
+TOLERANCE = {"bf16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.02}, "fp16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.01}}

@@ -5,7 +5,7 @@ import torch.nn as nn
 batch_size = 32
 image_size = 224
 base = 32            # width multiplier 1.0
-num_classes = 1000   # ~1.15 GFLOP/image -> ~37 GFLOP; ~0.4 GB activations; ~4-10 ms
+num_classes = 1000   # ~36 GFLOP; ~3.2 ms on an H200 (eager fp32, no TF32); ~0.7 GB peak
 
 
 def _conv_bn(cin, cout, k, stride, groups=1):
@@ -51,3 +51,5 @@ TAGS = ["mobilenet", "depthwise", "batchnorm"]
 SMALL = {"batch_size": 2, "image_size": 32, "base": 8, "num_classes": 10}
 HELD_OUT = [{"batch_size": 23, "image_size": 229, "num_classes": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 37, "base": 4, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.06 elementwise; fp16 0.008 rel_l2, 0.05 elementwise
+TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.02}, "fp16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.02}}

@@ -5,7 +5,7 @@ import torch.nn as nn
 batch_size = 32
 image_size = 224
 base = 32            # width multiplier 1.0
-num_classes = 1000   # ~0.6 GFLOP/image -> ~20 GFLOP; ~1 GB of expanded activations; ~5-12 ms
+num_classes = 1000   # ~19 GFLOP; ~3.9 ms on an H200 (eager fp32, no TF32); ~0.4 GB peak
 
 
 def _bn(c, gamma=(0.8, 1.2)):
@@ -75,3 +75,5 @@ TAGS = ["mobilenet", "inverted-residual", "depthwise", "batchnorm"]
 SMALL = {"batch_size": 2, "image_size": 32, "base": 8, "num_classes": 10}
 HELD_OUT = [{"batch_size": 21, "image_size": 227, "num_classes": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 35, "base": 8, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by bf16 0.01 rel_l2, 0.03 elementwise; fp16 0.008 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.03}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}}

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 batch_size = 32
 image_size = 224
 base = 32            # stem width; stage widths scale with it
-num_classes = 1000   # ~0.8 GFLOP/image -> ~25 GFLOP; ~1.5 GB of expanded activations; ~8-20 ms
+num_classes = 1000   # ~25 GFLOP; ~6.4 ms on an H200 (eager fp32, no TF32); ~0.4 GB peak
 
 
 def _bn(c, gamma=(0.8, 1.2)):
@@ -82,3 +82,5 @@ TAGS = ["efficientnet", "mbconv", "squeeze-excite", "depthwise", "batchnorm"]
 SMALL = {"batch_size": 2, "image_size": 64, "base": 8, "num_classes": 10}
 HELD_OUT = [{"batch_size": 19, "image_size": 229, "num_classes": 1001}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 67, "base": 8, "num_classes": 7}]
+# low precision: the reference itself is off fp32 by bf16 0.01 rel_l2, 0.08 elementwise; fp16 0.01 rel_l2, 0.07 elementwise
+TOLERANCE = {"bf16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.03}, "fp16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.03}}

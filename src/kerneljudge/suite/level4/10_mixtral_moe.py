@@ -12,7 +12,7 @@ intermediate = 2048
 num_layers = 4
 num_heads = 16
 num_kv_heads = 4
-num_experts = 8      # ~0.2 TFLOP (2 of 8 experts per token); ~8 expert gathers per layer; ~10-25 ms
+num_experts = 8      # ~265 GFLOP (data-dependent routing); ~20.1 ms on an H200 (eager fp32, no TF32); ~1.3 GB peak
 
 
 class Model(nn.Module):
@@ -48,3 +48,5 @@ SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 64, "inter
 HELD_OUT = [{"batch_size": 3, "seq_len": 601, "num_experts": 6}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 72, "intermediate": 80,
                    "num_layers": 2, "num_heads": 6, "num_kv_heads": 3, "num_experts": 5}]
+# low precision: the reference itself is off fp32 by bf16 0.08 rel_l2, 2 elementwise; fp16 0.08 rel_l2, 2 elementwise (routing near-ties flip experts)
+TOLERANCE = {"bf16": {"atol": 4, "rtol": 4, "rel_l2": 0.2}, "fp16": {"atol": 4, "rtol": 4, "rel_l2": 0.2}}

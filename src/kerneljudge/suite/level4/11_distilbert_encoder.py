@@ -9,7 +9,7 @@ seq_len = 512
 vocab_size = 30522
 dim = 768
 num_layers = 6
-num_heads = 12       # ~0.8 TFLOP; ~0.2 GB attention scores per layer; ~15-30 ms
+num_heads = 12       # ~773 GFLOP; ~23.2 ms on an H200 (eager fp32, no TF32); ~0.9 GB peak
 
 
 class Model(nn.Module):
@@ -37,3 +37,5 @@ TAGS = ["llm", "hf", "distilbert", "encoder", "padding-mask", "post-norm", "gelu
 SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "dim": 64, "num_layers": 2, "num_heads": 4}
 HELD_OUT = [{"batch_size": 13, "seq_len": 389}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 23, "vocab_size": 301, "dim": 48, "num_layers": 2, "num_heads": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.04 elementwise; fp16 0.003 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.006}}

@@ -9,7 +9,7 @@ seq_len = 512
 vocab_size = 51200
 hidden = 1024
 num_layers = 6
-num_heads = 16       # ~0.6 TFLOP (layers ~0.4, LM head ~0.21); ~0.4 GB logits; ~12-25 ms
+num_heads = 16       # ~550 GFLOP; ~15.9 ms on an H200 (eager fp32, no TF32); ~1.3 GB peak
 
 
 class Model(nn.Module):
@@ -37,3 +37,5 @@ TAGS = ["llm", "hf", "phi", "causal-lm", "parallel-block", "partial-rope", "laye
 SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 64, "num_layers": 2, "num_heads": 4}
 HELD_OUT = [{"batch_size": 3, "seq_len": 603}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 96, "num_layers": 2, "num_heads": 6}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.05 elementwise; fp16 0.005 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.02}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.01}}

@@ -8,7 +8,7 @@ seq_len = 512
 vocab_size = 50257
 hidden = 768
 num_layers = 6
-num_heads = 12       # ~0.7 TFLOP (blocks ~0.39, tied LM head ~0.32); ~0.8 GB logits; ~15-30 ms
+num_heads = 12       # ~703 GFLOP; ~20.6 ms on an H200 (eager fp32, no TF32); ~1.2 GB peak
 
 
 class Model(nn.Module):
@@ -36,3 +36,5 @@ TAGS = ["llm", "hf", "gpt2", "causal-lm", "logits"]
 SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 64, "num_layers": 2, "num_heads": 4}
 HELD_OUT = [{"batch_size": 5, "seq_len": 777}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 48, "num_layers": 2, "num_heads": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.01 rel_l2, 0.06 elementwise; fp16 0.005 rel_l2, 0.03 elementwise
+TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.03}, "fp16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.01}}

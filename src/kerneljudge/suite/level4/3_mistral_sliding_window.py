@@ -12,7 +12,7 @@ intermediate = 3584
 num_layers = 6
 num_heads = 16
 num_kv_heads = 8
-window = 256         # ~0.3 TFLOP; ~0.13 GB attention scores per layer; ~8-20 ms
+window = 256         # ~399 GFLOP; ~15.2 ms on an H200 (eager fp32, no TF32); ~1.6 GB peak
 
 
 class Model(nn.Module):
@@ -43,3 +43,5 @@ SMALL = {"batch_size": 2, "seq_len": 48, "vocab_size": 512, "hidden": 64, "inter
 HELD_OUT = [{"batch_size": 3, "seq_len": 1001, "window": 199}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 37, "vocab_size": 301, "hidden": 96, "intermediate": 200,
                    "num_layers": 2, "num_heads": 6, "num_kv_heads": 3, "window": 11}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 0.07 elementwise; fp16 0.01 rel_l2, 0.05 elementwise
+TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.04}, "fp16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.03}}

@@ -11,7 +11,7 @@ hidden = 896
 intermediate = 4864
 num_layers = 6
 num_heads = 14
-num_kv_heads = 2     # ~0.4 TFLOP (LM head ~0.28); ~0.6 GB logits, ~0.55 GB embedding; ~10-25 ms
+num_kv_heads = 2     # ~473 GFLOP; ~18.1 ms on an H200 (eager fp32, no TF32); ~1.6 GB peak
 
 
 class Model(nn.Module):
@@ -42,3 +42,5 @@ SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 56, "inter
 HELD_OUT = [{"batch_size": 3, "seq_len": 403}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 72, "intermediate": 200,
                    "num_layers": 2, "num_heads": 6, "num_kv_heads": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.02 rel_l2, 0.1 elementwise; fp16 0.01 rel_l2, 0.08 elementwise
+TOLERANCE = {"bf16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.04}, "fp16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.03}}

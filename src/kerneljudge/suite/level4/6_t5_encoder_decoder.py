@@ -11,7 +11,7 @@ vocab_size = 32128
 d_model = 512
 d_ff = 1024
 num_layers = 4
-num_heads = 8        # ~0.14 TFLOP; ~0.13 GB attention scores; ~8-20 ms
+num_heads = 8        # ~151 GFLOP; ~13.5 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Model(nn.Module):
@@ -42,3 +42,5 @@ SMALL = {"batch_size": 2, "src_len": 32, "tgt_len": 16, "vocab_size": 512, "d_mo
 HELD_OUT = [{"batch_size": 5, "src_len": 397, "tgt_len": 101}]
 HELD_OUT_SMALL = [{"batch_size": 3, "src_len": 27, "tgt_len": 11, "vocab_size": 301, "d_model": 48, "d_ff": 100,
                    "num_layers": 2, "num_heads": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.01 rel_l2, 0.04 elementwise; fp16 0.005 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.03}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.01}}

@@ -9,7 +9,7 @@ image_size = 224
 patch_size = 16
 hidden = 768
 num_layers = 6
-num_heads = 12       # ~0.55 TFLOP; ~0.1 GB attention scores; ~12-25 ms
+num_heads = 12       # ~566 GFLOP; ~16.6 ms on an H200 (eager fp32, no TF32); ~0.5 GB peak
 
 
 class Model(nn.Module):
@@ -37,3 +37,5 @@ TAGS = ["hf", "vit", "vision", "encoder", "attention"]
 SMALL = {"batch_size": 2, "image_size": 32, "patch_size": 8, "hidden": 64, "num_layers": 2, "num_heads": 4}
 HELD_OUT = [{"batch_size": 19, "image_size": 208}]
 HELD_OUT_SMALL = [{"batch_size": 3, "image_size": 40, "patch_size": 8, "hidden": 48, "num_layers": 2, "num_heads": 3}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.04 elementwise; fp16 0.003 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.02}, "fp16": {"atol": 0.04, "rtol": 0.04, "rel_l2": 0.008}}

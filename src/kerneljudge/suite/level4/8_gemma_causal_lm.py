@@ -11,7 +11,7 @@ hidden = 1024
 intermediate = 4096
 num_layers = 6
 num_heads = 8
-head_dim = 128       # ~0.45 TFLOP (layers ~0.32, LM head ~0.13); ~0.26 GB logits; ~10-25 ms
+head_dim = 128       # ~527 GFLOP; ~15.8 ms on an H200 (eager fp32, no TF32); ~0.9 GB peak
 
 
 class Model(nn.Module):
@@ -42,3 +42,5 @@ SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 64, "inter
 HELD_OUT = [{"batch_size": 3, "seq_len": 601}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 72, "intermediate": 200,
                    "num_layers": 2, "num_heads": 3, "head_dim": 20}]
+# low precision: the reference itself is off fp32 by bf16 0.01 rel_l2, 0.05 elementwise; fp16 0.005 rel_l2, 0.03 elementwise
+TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.03}, "fp16": {"atol": 0.06, "rtol": 0.06, "rel_l2": 0.01}}

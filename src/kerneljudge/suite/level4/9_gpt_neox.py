@@ -9,7 +9,7 @@ seq_len = 1024
 vocab_size = 50304
 hidden = 1024
 num_layers = 8
-num_heads = 16       # ~0.8 TFLOP; ~0.27 GB attention scores per layer; ~15-30 ms
+num_heads = 16       # ~962 GFLOP; ~27.9 ms on an H200 (eager fp32, no TF32); ~2.1 GB peak
 
 
 class Model(nn.Module):
@@ -37,3 +37,5 @@ TAGS = ["llm", "hf", "gpt-neox", "parallel-block", "partial-rope", "layernorm", 
 SMALL = {"batch_size": 2, "seq_len": 32, "vocab_size": 512, "hidden": 64, "num_layers": 2, "num_heads": 4}
 HELD_OUT = [{"batch_size": 3, "seq_len": 997}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 27, "vocab_size": 301, "hidden": 96, "num_layers": 2, "num_heads": 6}]
+# low precision: the reference itself is off fp32 by bf16 0.009 rel_l2, 0.04 elementwise; fp16 0.004 rel_l2, 0.02 elementwise
+TOLERANCE = {"bf16": {"atol": 0.08, "rtol": 0.08, "rel_l2": 0.02}, "fp16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.01}}
