@@ -31,8 +31,6 @@ def _params():
     out = []
     for case in CASES:
         marks = [pytest.mark.gpu] if "cuda" in case.needs else []
-        if "held_out" in case.needs:
-            marks.append(pytest.mark.skip(reason="needs held-out shapes the fixture problem lacks"))
         out.append(pytest.param(case, "strict", case.expect, marks=marks, id=f"{case.path.stem}-strict"))
         if case.expect_lenient:
             out.append(pytest.param(case, "lenient", case.expect_lenient, marks=marks,

@@ -57,17 +57,54 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytearray:
     return buf
 
 
-def send(fd: int, header: dict[str, Any], tensors: list[Any] = ()) -> None:
-    """Send a JSON header and optional tensors (moved to CPU, made contiguous)."""
-    payloads = []
-    metas = []
+def _raw(tensors: list[Any]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Each tensor as (metadata, a uint8 view of its CPU bytes or None when empty)."""
+    metas, payloads = [], []
     for t in tensors:
         t = t.detach().to("cpu").contiguous()
         flat = t.reshape(-1)
-        raw = flat.view(_byte_dtype()) if flat.numel() else None
-        nbytes = flat.numel() * flat.element_size()
-        metas.append({"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape), "nbytes": nbytes})
-        payloads.append(raw)
+        metas.append({"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+                      "nbytes": flat.numel() * flat.element_size()})
+        payloads.append(flat.view(_byte_dtype()) if flat.numel() else None)
+    return metas, payloads
+
+
+def write_tensors(path: str, tensors: list[Any]) -> list[dict[str, Any]]:
+    """Write tensors' raw bytes one after another to a file; return the metadata to read them back.
+
+    Used for large outputs: the solution writes its output to a file in shared memory and the trusted
+    reference process reads it, so gigabytes never pass through the orchestrator.
+    """
+    metas, payloads = _raw(tensors)
+    with open(path, "wb") as f:
+        for raw in payloads:
+            if raw is not None:
+                f.write(raw.numpy().data)
+    return metas
+
+
+def read_tensors(path: str, metas: list[dict[str, Any]], max_payload: int) -> list[Any]:
+    """Rebuild tensors written by write_tensors, checking the metadata against the file's real size."""
+    if not isinstance(metas, list) or not all(isinstance(m, dict) for m in metas):
+        raise ProtocolError("tensor metadata is not a list of objects")
+    total = sum(int(m.get("nbytes", 0)) for m in metas)
+    if total > max_payload:
+        raise ProtocolError(f"output of {total} bytes is over the limit of {max_payload}")
+    with open(path, "rb") as f:
+        data = f.read(max_payload + 1)
+    if len(data) != total:
+        raise ProtocolError(f"output file holds {len(data)} bytes, its metadata says {total}")
+    tensors, offset = [], 0
+    for m in metas:
+        n = int(m["nbytes"])
+        tensors.append(_decode_tensor(m, bytearray(data[offset:offset + n])))
+        offset += n
+    return tensors
+
+
+def send(fd: int, header: dict[str, Any], tensors: list[Any] = ()) -> None:
+    """Send a JSON header and optional tensors (moved to CPU, made contiguous)."""
+    metas, payloads = _raw(tensors)
     head = dict(header)
     head["tensors"] = metas
     encoded = json.dumps(head).encode()

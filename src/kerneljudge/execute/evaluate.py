@@ -6,10 +6,13 @@ solution's child over the private channel, and checks everything the child claim
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
+import os
 import random
 import secrets
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -49,8 +52,11 @@ class Context:
     flags: set[str] = field(default_factory=set)
     child: Child | None = None
     deadline: float = math.inf
-    max_payload: int = 1 << 30
     info: dict[str, Any] = field(default_factory=dict)
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    exchange: str = ""
+    expected: list[dict[str, Any]] = field(default_factory=list)
+    outputs_written: int = 0
 
     def request(self, header: dict[str, Any], timeout: float | None = None) -> tuple[dict[str, Any], list]:
         """One round trip to the solution child; a dead or silent child becomes a verdict."""
@@ -59,7 +65,7 @@ class Context:
             raise Outcome("timeout", "ran past the run time limit", excerpt=self.child.output.text())
         try:
             self.child.send(header)
-            reply, tensors = self.child.recv(remaining, self.max_payload)
+            reply, tensors = self.child.recv(remaining)
         except channel.ChannelTimeout:
             phase = "build" if header.get("cmd") == "load" else "run"
             limit = self.options.build_timeout_s if phase == "build" else self.options.run_timeout_s
@@ -77,6 +83,35 @@ class Context:
         if reply.get("status") != "ok":
             raise _error_outcome(reply, self.child.output.text())
         return reply, tensors
+
+    def expect(self, preset: dict[str, Any], seeds: list[int]) -> None:
+        """The reference process computes and keeps the outputs for these seeds (indices 0..n-1)."""
+        self.expected = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
+
+    def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
+        """A request whose answer is an output: the child writes it to a fresh file in the exchange folder."""
+        self.outputs_written += 1
+        path = os.path.join(self.exchange, f"out{self.outputs_written}.bin")
+        reply, _ = self.request({**header, "out_path": path})
+        reply["path"] = path
+        return reply
+
+    def compare(self, index: int, reply: dict[str, Any]) -> dict[str, Any]:
+        """Have the trusted reference process compare a written output with expected output `index`."""
+        structure, metas = reply.get("structure"), reply.get("metas")
+        if not compare.structure_ok(structure, metas):
+            raise Outcome("rejected", "the solution's process described its output in a malformed way",
+                          ("protocol_violation",))
+        try:
+            result = self.reference.check(self.token, index, structure, reply["path"], metas,
+                                          self.problem.metadata.get("TOLERANCE"))
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(reply["path"])
+        if result.get("protocol_error"):
+            raise Outcome("rejected", f"the solution's process broke the judge protocol: {result['reason']}",
+                          ("protocol_violation",))
+        return result
 
 
 def _error_outcome(reply: dict[str, Any], output: str) -> Outcome:
@@ -162,7 +197,7 @@ def _static_gate(findings: list, backend: str, device: str, options: JudgeOption
     if blocking:
         first = blocking[0]
         codes = tuple(sorted({f"policy:{f.code}" for f in blocking}))
-        raise Outcome("rejected", f"{first.message} (line {first.line})"
+        raise Outcome("rejected", first.message
                       + (f" and {len(blocking) - 1} more finding(s)" if len(blocking) > 1 else ""), codes)
     if backend == "cuda" and device != "cuda":
         raise Outcome("build_error", "this is a CUDA solution and the judge runs on the CPU (no CUDA device)")
@@ -181,43 +216,50 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: "Slot",
     if on_built is not None:
         on_built()
     # Everything that touches the device happens under the slot's lock: one judged model at a time.
-    with slot.lock:
-        ctx.deadline = time.monotonic() + opts.run_timeout_s
-        plan = timing.SamplingPlan(ctx.device, opts.time_budget_s)
-        checks = TIMED_CHECKS_GPU if ctx.device == "cuda" else TIMED_CHECKS_CPU
-        trial_seeds = [secrets.randbits(62) for _ in range(opts.trials)]
-        check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
-        check_seeds = {i: secrets.randbits(62) for i in check_at}
-        expected = ctx.reference.outputs(problem.path, ctx.preset, ctx.init_seed,
-                                         trial_seeds + list(check_seeds.values()))
-        ctx.max_payload = 2 * max(_nbytes(e) for e in expected) + (1 << 20)
-        tolerance = problem.metadata.get("TOLERANCE")
-        ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
-        for k, seed in enumerate(trial_seeds):
-            reply, tensors = ctx.request({"cmd": "call", "seed": seed})
-            _check_output(ctx, expected[k], (reply["structure"], tensors), tolerance, f"trial {k + 1}", result)
-        if opts.timing:
-            _time(ctx, plan, check_seeds, expected[len(trial_seeds):], tolerance, result)
-        if opts.held_out:
-            _held_out(ctx, tolerance)
+    with slot.lock, tempfile.TemporaryDirectory(prefix="kj-out-", dir=_exchange_root()) as exchange:
+        ctx.exchange = exchange
+        try:
+            _judge_on_device(ctx, result)
+        finally:
+            ctx.reference.forget(ctx.token)
 
 
-def _check_output(ctx: Context, ref, sol, tolerance, where: str, result: dict[str, Any]) -> None:
+def _judge_on_device(ctx: Context, result: dict[str, Any]) -> None:
+    opts, problem = ctx.options, ctx.problem
+    ctx.deadline = time.monotonic() + opts.run_timeout_s
+    plan = timing.SamplingPlan(ctx.device, opts.time_budget_s)
+    checks = TIMED_CHECKS_GPU if ctx.device == "cuda" else TIMED_CHECKS_CPU
+    trial_seeds = [secrets.randbits(62) for _ in range(opts.trials)]
+    check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
+    check_seeds = {i: secrets.randbits(62) for i in check_at}
+    ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+    ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
+    for k, seed in enumerate(trial_seeds):
+        reply = ctx.request_output({"cmd": "call", "seed": seed})
+        _check_output(ctx, k, reply, f"trial {k + 1}", result)
+    if opts.timing:
+        check_index = {i: len(trial_seeds) + n for n, i in enumerate(sorted(check_seeds))}
+        _time(ctx, plan, check_seeds, check_index, result)
+    if opts.held_out:
+        _held_out(ctx)
+
+
+def _check_output(ctx: Context, index: int, reply: dict[str, Any], where: str, result: dict[str, Any]) -> None:
     if "input_mutated" in ctx.flags:
         raise Outcome("rejected", f"the solution modified an input in place ({where})", ("input_mutated",))
-    cmp = compare.compare_outputs(ref, sol, ctx.options.precision, tolerance)
-    if not cmp.ok:
-        raise Outcome("wrong_output", f"{where}: {cmp.reason}")
-    if cmp.detail.get("rel_l2", 0) >= (result.get("max_error") or {}).get("rel_l2", -1):
-        result["max_error"] = cmp.detail
+    cmp = ctx.compare(index, reply)
+    if not cmp["ok"]:
+        raise Outcome("wrong_output", f"{where}: {cmp['reason']}")
+    detail = cmp.get("detail") or {}
+    if detail.get("rel_l2", 0) >= (result.get("max_error") or {}).get("rel_l2", -1):
+        result["max_error"] = detail
 
 
-def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], check_expected: list,
-          tolerance, result: dict[str, Any]) -> None:
+def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], check_index: dict[int, int],
+          result: dict[str, Any]) -> None:
     opts = ctx.options
     ref_stats = ctx.reference.timing(ctx.problem.sha256, ctx.problem.path, ctx.preset, ctx.init_seed,
                                      opts.time_budget_s)
-    expected_by_index = dict(zip(sorted(check_seeds), check_expected))
     warm: list[float] = []
     start = time.monotonic()
     while not plan.warm(warm, time.monotonic() - start):
@@ -232,12 +274,10 @@ def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], 
         samples.append(ms)
         clocks.append(clock)
         gaps.append(gap)
-        if i in expected_by_index:
-            reply, tensors = ctx.request({"cmd": "ship"})
-            cmp = compare.compare_outputs(expected_by_index[i], (reply["structure"], tensors),
-                                          opts.precision, tolerance)
-            if not cmp.ok:
-                raise Outcome("rejected", f"timed call {i + 1} returned a wrong output ({cmp.reason}): "
+        if i in check_index:
+            cmp = ctx.compare(check_index[i], ctx.request_output({"cmd": "ship"}))
+            if not cmp["ok"]:
+                raise Outcome("rejected", f"timed call {i + 1} returned a wrong output ({cmp['reason']}): "
                               "outputs of timed calls must be as correct as the checked ones",
                               ("timed_output_mismatch",))
     sol_stats = timing.summarize(samples, len(warm), clocks)
@@ -275,25 +315,25 @@ def _cross_check(ctx: Context, sol_stats: dict[str, Any], ref_stats: dict[str, A
         ctx.flags.add("timing_inconsistent")
 
 
-def _held_out(ctx: Context, tolerance) -> None:
+def _held_out(ctx: Context) -> None:
     for preset in ctx.problem.held_out(ctx.small):
         seeds = [secrets.randbits(62) for _ in range(2)]
-        expected = ctx.reference.outputs(ctx.problem.path, preset, ctx.init_seed, seeds)
-        ctx.max_payload = 2 * max(_nbytes(e) for e in expected) + (1 << 20)
+        ctx.expect(preset, seeds)
         ctx.request({"cmd": "init", "preset": preset, "init_seed": ctx.init_seed})
-        for seed, ref in zip(seeds, expected):
-            reply, tensors = ctx.request({"cmd": "call", "seed": seed})
+        for index, seed in enumerate(seeds):
+            reply = ctx.request_output({"cmd": "call", "seed": seed})
             if "input_mutated" in ctx.flags:
                 raise Outcome("rejected", "the solution modified an input in place (held-out shape)")
-            cmp = compare.compare_outputs(ref, (reply["structure"], tensors), ctx.options.precision, tolerance)
-            if not cmp.ok:
+            cmp = ctx.compare(index, reply)
+            if not cmp["ok"]:
                 shape = ", ".join(f"{k}={v}" for k, v in preset.items())
                 raise Outcome("wrong_output", f"correct at the benchmark shape but wrong at a held-out shape "
-                              f"({shape}): {cmp.reason}", ("shape_specialized",))
+                              f"({shape}): {cmp['reason']}", ("shape_specialized",))
 
 
-def _nbytes(output: tuple[Any, list]) -> int:
-    return sum(t.numel() * t.element_size() for t in output[1])
+def _exchange_root() -> str | None:
+    """Shared memory when the machine has it: outputs pass through RAM, not disk."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
 def _cache(options: JudgeOptions) -> str:

@@ -58,22 +58,29 @@ class ReferenceService:
         self._ensure()
         return self.environment
 
-    def outputs(self, problem_path: str, preset: dict[str, Any], init_seed: int, seeds: list[int]) -> list[tuple[Any, list]]:
-        child = self._ensure()
-        child.send({"cmd": "outputs", "problem_path": problem_path, "preset": preset, "init_seed": init_seed,
-                    "seeds": seeds, "device": self.device, "precision": self.precision})
-        results = []
-        for _ in seeds:
-            try:
-                reply, tensors = child.recv(self.timeout_s)
-            except Exception as exc:
-                detail = child.output.text()
-                self.close()
-                raise ReferenceError(f"reference process failed ({type(exc).__name__}): {detail}") from None
-            if reply.get("status") != "ok":
-                raise ReferenceError(reply.get("message", "reference error"))
-            results.append((reply["structure"], tensors))
-        return results
+    def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
+               seeds: list[int]) -> list[dict[str, Any]]:
+        """Have the reference process compute and keep the outputs for these seeds (under `token`).
+
+        Returns, per seed, the output's structure and tensor sizes; the values never leave that process.
+        """
+        self._ensure()
+        reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
+                                  "init_seed": init_seed, "seeds": seeds, "device": self.device,
+                                  "precision": self.precision})
+        return reply["outputs"]
+
+    def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
+              tolerance: dict[str, Any] | None) -> dict[str, Any]:
+        """Compare the solution output in `path` with kept output `index`: {"ok", "reason", "detail"}."""
+        reply, _ = self._request({"cmd": "check", "token": token, "index": index, "structure": structure,
+                                  "path": path, "metas": metas, "precision": self.precision,
+                                  "tolerance": tolerance})
+        return reply
+
+    def forget(self, token: str) -> None:
+        if self._child is not None and self._child.proc.poll() is None:
+            self._request({"cmd": "forget", "token": token})
 
     def timing(self, problem_sha: str, problem_path: str, preset: dict[str, Any], init_seed: int,
                budget_s: float, use_cache: bool = True) -> dict[str, Any]:

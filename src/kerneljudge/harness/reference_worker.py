@@ -1,7 +1,8 @@
 """Trusted child process: runs only problem code, never solution code.
 
-It computes reference outputs for the seeds the orchestrator sends and times the reference with the same
-method the solution is timed with. It can serve many problems in a row (batch runs keep one alive).
+It computes and keeps the expected outputs for the seeds the orchestrator sends, compares solution
+outputs with them on request (on the device), and times the reference with the same method the solution
+is timed with. It can serve many problems in a row (batch runs keep one alive).
 
     python -m kerneljudge.harness.reference_worker FD_IN FD_OUT
 """
@@ -15,9 +16,10 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import loading, timing, worker
+from . import compare, loading, timing, worker
 
 _models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
+_expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
 
 
 def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
@@ -39,22 +41,63 @@ def handle_hello(msg: dict[str, Any], fd: int) -> None:
     channel.send(fd, {"status": "ok", "environment": worker.environment(msg["device"]), "flags": flags})
 
 
-def handle_outputs(msg: dict[str, Any], fd: int) -> None:
-    """One reply per seed: the reference output for inputs made from that seed."""
+def handle_expect(msg: dict[str, Any], fd: int) -> None:
+    """Compute and keep the expected outputs for a list of seeds; reply with their shapes only.
+
+    The outputs stay in this process (on the device when they fit), so the solution's outputs are compared
+    here, on the device, and nothing large travels through the orchestrator.
+    """
     device, precision = msg["device"], msg["precision"]
+    _expected.pop(msg["token"], None)
     try:
         problem, model = _model_for(msg)
+        kept = []
+        for seed in msg["seeds"]:
+            inputs = loading.make_inputs(problem, seed, device, precision)
+            out = worker.call_model(model, inputs, device)
+            structure, tensors = loading.flatten_output(out, device)
+            kept.append((structure, [_keep(t) for t in tensors]))
+            del inputs, out
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
-    for seed in msg["seeds"]:
-        try:
-            inputs = loading.make_inputs(problem, seed, device, precision)
-            out = worker.call_model(model, inputs, device)
-            worker.send_output(fd, out, device)
-        except Exception as exc:
-            channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
-            return
+    _expected[msg["token"]] = kept
+    channel.send(fd, {"status": "ok", "outputs": [
+        {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in kept]})
+
+
+def _keep(t: torch.Tensor) -> torch.Tensor:
+    """A private copy of an expected output: on the device if there is room to spare, else in host memory."""
+    t = t.detach()
+    if t.device.type == "cuda":
+        free, total = torch.cuda.mem_get_info()
+        if t.numel() * t.element_size() > free - total // 4:
+            return t.to("cpu", copy=True)
+    return t.clone()
+
+
+def handle_check(msg: dict[str, Any], fd: int) -> None:
+    """Compare a solution output (read from the file it wrote) with an expected output kept here."""
+    try:
+        structure, expected = _expected[msg["token"]][int(msg["index"])]
+        limit = 2 * sum(t.numel() * t.element_size() for t in expected) + (1 << 20)
+        got = channel.read_tensors(msg["path"], msg["metas"], limit)
+        device = expected[0].device if expected else torch.device("cpu")
+        got = [t.to(device) for t in got]
+        result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
+                                         msg.get("tolerance"))
+    except channel.ProtocolError as exc:
+        channel.send(fd, {"status": "ok", "ok": False, "protocol_error": True, "reason": str(exc), "detail": {}})
+        return
+    except Exception as exc:
+        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+        return
+    channel.send(fd, {"status": "ok", "ok": result.ok, "reason": result.reason, "detail": result.detail})
+
+
+def handle_forget(msg: dict[str, Any], fd: int) -> None:
+    _expected.pop(msg["token"], None)
+    channel.send(fd, {"status": "ok"})
 
 
 def handle_time(msg: dict[str, Any], fd: int) -> None:
@@ -100,7 +143,8 @@ def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: s
 
 
 def main() -> None:
-    worker.serve({"hello": handle_hello, "outputs": handle_outputs, "time": handle_time})
+    worker.serve({"hello": handle_hello, "expect": handle_expect, "check": handle_check, "forget": handle_forget,
+                  "time": handle_time})
 
 
 if __name__ == "__main__":

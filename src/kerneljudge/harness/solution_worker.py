@@ -2,7 +2,8 @@
 
 Everything it reports is checked by the orchestrator where it can be: outputs are compared there, times
 are cross-checked against the orchestrator's own clock and the reference's overhead, and the outputs of
-timed calls are shipped for re-checking on request after the call has returned. Seeds arrive one call
+timed calls are shipped for re-checking on request after the call has returned. Outputs are written to a
+file the orchestrator names (in shared memory) and compared by the trusted reference process. Seeds arrive one call
 at a time, so no future input can be predicted; the expected outputs never enter this process.
 
     python -m kerneljudge.harness.solution_worker FD_IN FD_OUT
@@ -111,7 +112,7 @@ def handle_call(msg: dict[str, Any], fd: int) -> None:
         out = worker.call_model(S.model, inputs, S.device)
         mutated = not loading.inputs_unchanged(inputs, pristine)
         flags = _integrity_flags() + (["input_mutated"] if mutated else [])
-        worker.send_output(fd, out, S.device, {"flags": flags})
+        worker.send_output(fd, out, S.device, msg["out_path"], {"flags": flags})
     except loading.OutputError as exc:
         channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
     except Exception as exc:
@@ -140,7 +141,7 @@ def handle_ship(msg: dict[str, Any], fd: int) -> None:
     """Send the last timed call's output, as it is now (after the device went idle)."""
     try:
         timing.sync(S.device)
-        worker.send_output(fd, S.last_output, S.device)
+        worker.send_output(fd, S.last_output, S.device, msg["out_path"])
     except loading.OutputError as exc:
         channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
     except Exception as exc:

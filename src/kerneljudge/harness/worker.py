@@ -105,6 +105,8 @@ def call_model(model: torch.nn.Module, inputs: list[Any], device: str) -> Any:
     return out
 
 
-def send_output(fd: int, out: Any, device: str, extra: dict[str, Any] | None = None) -> None:
+def send_output(fd: int, out: Any, device: str, path: str, extra: dict[str, Any] | None = None) -> None:
+    """Write an output's tensors to `path` (shared memory) and reply with its structure and sizes."""
     structure, tensors = loading.flatten_output(out, device)
-    channel.send(fd, {"status": "ok", "structure": structure, **(extra or {})}, tensors)
+    metas = channel.write_tensors(path, tensors)
+    channel.send(fd, {"status": "ok", "structure": structure, "metas": metas, **(extra or {})})
