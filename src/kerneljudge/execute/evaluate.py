@@ -268,14 +268,18 @@ def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], 
     clocks: list[str] = []
     gaps: list[float] = []
     start = time.monotonic()
-    while not plan.done(samples, time.monotonic() - start) or len(samples) <= max(check_seeds, default=-1):
+    checking_s = 0.0  # re-checking outputs is the judge's cost, not the solution's: kept out of the budget
+    while not plan.done(samples, time.monotonic() - start - checking_s) \
+            or len(samples) <= max(check_seeds, default=-1):
         i = len(samples)
         ms, clock, gap = _timed_call(ctx, check_seeds.get(i, secrets.randbits(62)))
         samples.append(ms)
         clocks.append(clock)
         gaps.append(gap)
         if i in check_index:
+            check_started = time.monotonic()
             cmp = ctx.compare(check_index[i], ctx.request_output({"cmd": "ship"}))
+            checking_s += time.monotonic() - check_started
             if not cmp["ok"]:
                 raise Outcome("rejected", f"timed call {i + 1} returned a wrong output ({cmp['reason']}): "
                               "outputs of timed calls must be as correct as the checked ones",

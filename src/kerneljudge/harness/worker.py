@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
 import traceback
 from typing import Any, Callable
@@ -53,8 +54,10 @@ def environment(device: str) -> dict[str, Any]:
                     capability=f"{props.major}.{props.minor}")
         try:
             with open("/proc/driver/nvidia/version") as f:
-                info["driver"] = f.readline().split("Kernel Module")[-1].split()[0]
-        except (OSError, IndexError):
+                found = re.search(r"\s(\d+\.\d+(?:\.\d+)?)\s", f.readline())
+            if found:
+                info["driver"] = found.group(1)
+        except OSError:
             pass
     else:
         info["device_name"] = platform.processor() or platform.machine()

@@ -1,5 +1,5 @@
 """Causal linear-attention layer (elu+1 feature map): prefix sums of key-value outer products and of keys replace the
-softmax (prefix sums kept in fp32); LayerNorm in front, output projection (no residual, so the output is the attention itself)."""
+softmax (prefix sums kept in fp32); LayerNorm in front and an output projection, no residual."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -7,7 +7,7 @@ import torch.nn.functional as F
 batch_size = 8
 seq_len = 1024
 d_model = 512
-num_heads = 8        # memory bound: ~18 GFLOP; ~3.7 ms on an H200 (eager fp32, no TF32); ~3.5 GB peak
+num_heads = 8        # memory bound: ~18 GFLOP; ~3.7 ms on an H200 (eager fp32, no TF32); ~3.4 GB peak
 
 
 class Model(nn.Module):
@@ -44,5 +44,5 @@ TAGS = ["llm", "linear-attention", "causal", "scan", "cumsum", "layernorm"]
 SMALL = {"batch_size": 2, "seq_len": 48, "d_model": 64, "num_heads": 4}
 HELD_OUT = [{"batch_size": 5, "seq_len": 1111, "d_model": 480, "num_heads": 6}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 37, "d_model": 48, "num_heads": 3}]
-# low precision: the reference itself is off fp32 by bf16 0.004 rel_l2, 0.06 elementwise; fp16 0.002 rel_l2, 0.04 elementwise
-TOLERANCE = {"bf16": {"atol": 0.15, "rtol": 0.15, "rel_l2": 0.02}, "fp16": {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.005}}
+# low precision: the reference itself is off fp32 by bf16 0.004 rel_l2, 0.09 elementwise; fp16 0.002 rel_l2, 0.08 elementwise
+TOLERANCE = {"bf16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.02}, "fp16": {"atol": 0.2, "rtol": 0.2, "rel_l2": 0.005}}

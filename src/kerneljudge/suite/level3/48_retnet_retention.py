@@ -8,7 +8,7 @@ import torch.nn.functional as F
 batch_size = 8
 seq_len = 1024
 d_model = 1024
-num_heads = 8        # ~120 GFLOP; ~3.5 ms on an H200 (eager fp32, no TF32); ~0.8 GB peak
+num_heads = 8        # ~120 GFLOP; ~3.5 ms on an H200 (eager fp32, no TF32); ~0.9 GB peak
 
 
 def rope(x, theta=10000.0):
@@ -64,5 +64,5 @@ TAGS = ["llm", "retnet", "retention", "decay-mask", "rope", "groupnorm", "causal
 SMALL = {"batch_size": 2, "seq_len": 40, "d_model": 64, "num_heads": 4}
 HELD_OUT = [{"batch_size": 5, "seq_len": 999, "d_model": 960, "num_heads": 6}]
 HELD_OUT_SMALL = [{"batch_size": 3, "seq_len": 29, "d_model": 48, "num_heads": 3}]
-# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.02 elementwise; fp16 0.002 rel_l2, 0.009 elementwise
-TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.02, "rtol": 0.02, "rel_l2": 0.004}}
+# low precision: the reference itself is off fp32 by bf16 0.005 rel_l2, 0.02 elementwise; fp16 0.002 rel_l2, 0.01 elementwise
+TOLERANCE = {"bf16": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.02}, "fp16": {"atol": 0.03, "rtol": 0.03, "rel_l2": 0.005}}
