@@ -28,6 +28,8 @@ from . import environment
 from .child import Child
 from .reference import ReferenceError, ReferenceService
 
+# integrity flags a solution's process may report about itself (anything else it sends is ignored)
+CHILD_FLAGS = frozenset({"timer_tampered", "global_flags_changed", "thread_alive", "input_mutated"})
 TIMED_CHECKS_GPU = 3
 TIMED_CHECKS_CPU = 2
 
@@ -65,7 +67,7 @@ class Context:
             raise Outcome("timeout", "ran past the run time limit", excerpt=self.child.output.text())
         try:
             self.child.send(header)
-            reply, tensors = self.child.recv(remaining)
+            reply, tensors = self.child.recv(remaining, max_payload=0)  # outputs travel as files, never here
         except channel.ChannelTimeout:
             phase = "build" if header.get("cmd") == "load" else "run"
             limit = self.options.build_timeout_s if phase == "build" else self.options.run_timeout_s
@@ -79,7 +81,9 @@ class Context:
         except channel.ProtocolError as exc:
             raise Outcome("rejected", f"the solution's process broke the judge protocol: {exc}",
                           ("protocol_violation",), self.child.output.text()) from None
-        self.flags.update(str(f) for f in reply.get("flags", []) if isinstance(f, str))
+        reported = reply.get("flags")
+        if isinstance(reported, list):
+            self.flags.update(f for f in reported if f in CHILD_FLAGS)
         if reply.get("status") != "ok":
             raise _error_outcome(reply, self.child.output.text())
         return reply, tensors
