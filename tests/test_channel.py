@@ -65,3 +65,21 @@ def test_lying_tensor_metadata_is_refused():
     os.write(w, len(head).to_bytes(8, "big") + head + b"\0" * 8)
     with pytest.raises(channel.ProtocolError):
         channel.recv(r, timeout=1)
+
+
+def test_output_files_must_be_regular_files(tmp_path):
+    t = torch.randn(4, 3)
+    good = tmp_path / "out.bin"
+    metas = channel.write_tensors(str(good), [t])
+    (back,) = channel.read_tensors(str(good), metas, max_payload=1 << 20)
+    assert torch.equal(back, t)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(channel.ProtocolError, match="regular"):
+        channel.read_tensors(str(fifo), metas, max_payload=1 << 20)
+    link = tmp_path / "link"
+    link.symlink_to(good)
+    with pytest.raises(channel.ProtocolError):
+        channel.read_tensors(str(link), metas, max_payload=1 << 20)
+    with pytest.raises(channel.ProtocolError, match="holds"):
+        channel.read_tensors(str(good), [{"dtype": "float32", "shape": [5], "nbytes": 20}], max_payload=1 << 20)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import stat
 import struct
 import time
 from typing import Any
@@ -90,7 +91,14 @@ def read_tensors(path: str, metas: list[dict[str, Any]], max_payload: int) -> li
     total = sum(int(m.get("nbytes", 0)) for m in metas)
     if total > max_payload:
         raise ProtocolError(f"output of {total} bytes is over the limit of {max_payload}")
-    with open(path, "rb") as f:
+    # the solution wrote this file: refuse links, FIFOs and devices (a FIFO would hang the reader)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ProtocolError(f"output file cannot be opened: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ProtocolError("output file is not a regular file")
         data = f.read(max_payload + 1)
     if len(data) != total:
         raise ProtocolError(f"output file holds {len(data)} bytes, its metadata says {total}")

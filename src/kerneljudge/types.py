@@ -22,6 +22,7 @@ BLOCKING_FLAGS = frozenset({
     "timer_tampered",
     "global_flags_changed",
     "shape_specialized",
+    "judge_error",
 })
 
 

@@ -15,6 +15,7 @@ import secrets
 import tempfile
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,17 +58,16 @@ class Context:
     info: dict[str, Any] = field(default_factory=dict)
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     exchange: str = ""
-    expected: list[dict[str, Any]] = field(default_factory=list)
     outputs_written: int = 0
 
-    def request(self, header: dict[str, Any], timeout: float | None = None) -> tuple[dict[str, Any], list]:
+    def request(self, header: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """One round trip to the solution child; a dead or silent child becomes a verdict."""
         remaining = self.deadline - time.monotonic() if timeout is None else timeout
         if remaining <= 0:
             raise Outcome("timeout", "ran past the run time limit", excerpt=self.child.output.text())
         try:
             self.child.send(header)
-            reply, tensors = self.child.recv(remaining, max_payload=0)  # outputs travel as files, never here
+            reply, _ = self.child.recv(remaining, max_payload=0)  # outputs travel as files, never here
         except channel.ChannelTimeout:
             phase = "build" if header.get("cmd") == "load" else "run"
             limit = self.options.build_timeout_s if phase == "build" else self.options.run_timeout_s
@@ -86,17 +86,17 @@ class Context:
             self.flags.update(f for f in reported if f in CHILD_FLAGS)
         if reply.get("status") != "ok":
             raise _error_outcome(reply, self.child.output.text())
-        return reply, tensors
+        return reply
 
     def expect(self, preset: dict[str, Any], seeds: list[int]) -> None:
         """The reference process computes and keeps the outputs for these seeds (indices 0..n-1)."""
-        self.expected = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
+        self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
 
     def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
         """A request whose answer is an output: the child writes it to a fresh file in the exchange folder."""
         self.outputs_written += 1
         path = os.path.join(self.exchange, f"out{self.outputs_written}.bin")
-        reply, _ = self.request({**header, "out_path": path})
+        reply = self.request({**header, "out_path": path})
         reply["path"] = path
         return reply
 
@@ -144,8 +144,7 @@ class Slot:
     lock: Any = field(default_factory=threading.Lock)
 
 
-def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str,
-             on_built: Any = None) -> Verdict:
+def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str) -> Verdict:
     """Judge one solution file. Never raises for anything the solution does; raises OSError if unreadable."""
     started = time.monotonic()
     text = Path(solution_path).read_text()
@@ -162,7 +161,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     result: dict[str, Any] = {}
     try:
         _static_gate(findings, backend, device, options)
-        _run(ctx, solution_path, result, slot, on_built)
+        _run(ctx, solution_path, result, slot)
         verdict, reason, excerpt = "correct", "matches the reference", ""
     except Outcome as out:
         verdict, reason, excerpt = out.verdict, out.reason, out.excerpt
@@ -170,17 +169,22 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     except ReferenceError as exc:
         verdict, reason, excerpt = "runtime_error", "the problem's reference failed to run", str(exc)[-4000:]
         ctx.flags.add("reference_error")
+    except Exception as exc:  # a judge bug must not stop a batch; it is reported, never accepted
+        verdict, reason = "runtime_error", f"internal judge error: {type(exc).__name__}: {exc}"
+        excerpt = traceback.format_exc()[-4000:]
+        ctx.flags.add("judge_error")
     finally:
         if ctx.child is not None:
             ctx.child.kill()
-    if verdict == "correct" and ctx.flags & {"input_mutated", "lazy_output"}:
+    if verdict == "correct" and "input_mutated" in ctx.flags:
         verdict, reason = "rejected", "the solution changed its inputs in place"
     flags = tuple(sorted(ctx.flags))
     blocking = [f for f in flags if f in BLOCKING_FLAGS]
     accepted = verdict == "correct" and not blocking
     if verdict == "correct" and blocking:
         reason = f"correct, but not accepted: {', '.join(blocking)}"
-    env = {**slot.reference.environment, **ctx.info.get("environment", {})}
+    # the trusted reference process's description of the machine wins over what the child reported
+    env = {**ctx.info.get("environment", {}), **slot.reference.environment}
     return Verdict(
         verdict=verdict, accepted=accepted, reason=reason, flags=flags, error_excerpt=excerpt,
         speedup=result.get("speedup") if verdict == "correct" else None,
@@ -207,18 +211,17 @@ def _static_gate(findings: list, backend: str, device: str, options: JudgeOption
         raise Outcome("build_error", "this is a CUDA solution and the judge runs on the CPU (no CUDA device)")
 
 
-def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: "Slot", on_built) -> None:
+def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -> None:
     opts, problem = ctx.options, ctx.problem
     ctx.child = Child("kerneljudge.harness.solution_worker",
                       environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env))
     ctx.deadline = time.monotonic() + opts.build_timeout_s
-    reply, _ = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
-                            "device": ctx.device, "precision": opts.precision, "threads": opts.threads,
-                            "build_root": environment.build_root(_cache(opts))})
-    ctx.info["build_s"] = round(float(reply.get("build_s", 0.0)), 3)
+    load_started = time.monotonic()
+    reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
+                         "device": ctx.device, "precision": opts.precision, "threads": opts.threads,
+                         "build_root": environment.build_root(_cache(opts))})
+    ctx.info["build_s"] = round(time.monotonic() - load_started, 3)  # measured here, not taken from the child
     ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
-    if on_built is not None:
-        on_built()
     # Everything that touches the device happens under the slot's lock: one judged model at a time.
     with slot.lock, tempfile.TemporaryDirectory(prefix="kj-out-", dir=_exchange_root()) as exchange:
         ctx.exchange = exchange
@@ -299,7 +302,7 @@ def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], 
 
 def _timed_call(ctx: Context, seed: int) -> tuple[float, str, float]:
     sent = time.monotonic()
-    reply, _ = ctx.request({"cmd": "timed", "seed": seed})
+    reply = ctx.request({"cmd": "timed", "seed": seed})
     observed_ms = (time.monotonic() - sent) * 1e3
     try:
         ms, host_ms = float(reply["ms"]), float(reply["host_ms"])
