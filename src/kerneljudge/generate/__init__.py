@@ -1,0 +1,1 @@
+"""Generation: drive language models to write kernels (providers, prompts, extraction, strategies)."""

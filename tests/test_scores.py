@@ -1,0 +1,255 @@
+"""Scores over verdict dicts: fast_p variants, pass@k, turns, baselines, levels, bootstrap, summary."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from fractions import Fraction
+
+import pytest
+
+from kerneljudge import score as S
+
+
+def row(pid: str, accepted: bool, speedup: float | None = None, **extra) -> dict:
+    sol_ms = (1.0 / speedup) if speedup else None
+    return {"problem_id": pid, "accepted": accepted, "speedup": speedup, "sol_ms": sol_ms,
+            "verdict": "correct" if accepted else "wrong_output", **extra}
+
+
+# --- the original functions keep their behaviour -----------------------------------------------------------
+
+
+def test_fast_p_and_table_unchanged():
+    rows = [row("a", True, 2.5), row("b", True, 1.0), row("c", False), row("d", True, None)]
+    assert S.fast_p(rows, 0) == 0.75               # fast_0: the accepted share, timed or not
+    assert S.fast_p(rows, 1.0) == 0.25             # strictly faster than p
+    assert S.fast_p([], 1) == 0.0
+    assert S.fast_p_table(rows) == {"fast_0": 0.75, "fast_0.5": 0.5, "fast_1": 0.25, "fast_1.5": 0.25, "fast_2": 0.25}
+    assert S.verdict_counts(rows) == {"correct": 3, "wrong_output": 1}
+    assert S.FAST_P_SET == (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+
+
+def test_fast_p_avg_equals_fast_p_with_one_row_per_problem():
+    rng = random.Random(3)
+    rows = [row(f"p{i}", rng.random() < 0.6, rng.choice([None, 0.3, 0.8, 0.81, 1.2, 3.0])) for i in range(50)]
+    for p in S.FAST_P_SET:
+        assert S.fast_p_avg(rows, p) == pytest.approx(S.fast_p(rows, p))
+    assert S.fast_p_avg([], 1.0) == 0.0
+
+
+def test_fast_p_avg_weights_problems_equally():
+    rows = [row("a", True, 2.0, sample=s) for s in range(4)] + [row("b", False, sample=0)]
+    assert S.fast_p(rows, 0) == 0.8        # rows
+    assert S.fast_p_avg(rows, 0) == 0.5    # problems
+
+
+# --- baselines -----------------------------------------------------------------------------------------
+
+
+def test_alternative_baseline():
+    rows = [row("a", True, 2.0), row("b", True, 4.0), row("c", True, 3.0), row("d", False)]
+    compiled = {"a": 0.25, "b": 0.5}                  # ms; c has no baseline
+    assert S.speedup_of(rows[0], compiled) == pytest.approx(0.5)    # 0.25 ms / 0.5 ms
+    assert S.speedup_of(rows[1], compiled) == pytest.approx(2.0)
+    assert S.speedup_of(rows[2], compiled) is None
+    assert S.speedup_of(rows[3], compiled) is None
+    assert S.fast_p_avg(rows, 1.0, baseline=compiled) == 0.25
+    assert S.fast_p_avg(rows, 0.0, baseline=compiled) == 0.75      # fast_0 does not depend on the baseline
+    rebased = S.rebaseline(rows, compiled)
+    assert [r["speedup"] for r in rebased] == pytest.approx([0.5, 2.0, None, None])
+    assert rebased[0]["speedup_eager"] == 2.0 and rows[0]["speedup"] == 2.0   # inputs untouched
+    assert S.fast_p(rebased, 1.0) == S.fast_p_avg(rows, 1.0, baseline=compiled)
+    assert S.geomean_speedup(rows, baseline=compiled) == pytest.approx(1.0)
+
+
+# --- pass@k --------------------------------------------------------------------------------------------
+
+
+def brute_force_pass_at_k(n: int, c: int, k: int) -> Fraction:
+    outcomes = [True] * c + [False] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return Fraction(sum(any(outcomes[i] for i in s) for s in subsets), len(subsets))
+
+
+def test_pass_at_k_estimator_matches_enumeration():
+    for n in range(1, 9):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                assert S.pass_at_k_estimate(n, c, k) == pytest.approx(float(brute_force_pass_at_k(n, c, k)), abs=1e-12)
+
+
+def test_pass_at_k_estimator_arguments():
+    assert S.pass_at_k_estimate(10, 0, 3) == 0.0
+    assert S.pass_at_k_estimate(10, 10, 1) == 1.0
+    assert S.pass_at_k_estimate(200, 1, 1) == pytest.approx(1 / 200)
+    for bad in ((3, 4, 1), (3, 1, 0), (3, 1, 4), (3, -1, 1)):
+        with pytest.raises(ValueError):
+            S.pass_at_k_estimate(*bad)
+
+
+def test_pass_at_k_over_rows():
+    rows = ([row("a", s < 2, 1.5, sample=s) for s in range(5)]       # 2 of 5 correct
+            + [row("b", s == 4, 3.0, sample=s) for s in range(5)])   # 1 of 5
+    expected = (float(brute_force_pass_at_k(5, 2, 2)) + float(brute_force_pass_at_k(5, 1, 2))) / 2
+    assert S.pass_at_k(rows, 2) == pytest.approx(expected)
+    assert S.pass_at_k(rows, 1) == pytest.approx((2 / 5 + 1 / 5) / 2)
+    assert S.pass_at_k(rows, 1, p=2.0) == pytest.approx((0 + 1 / 5) / 2)    # fast_2 version
+    with pytest.raises(ValueError, match="at least 6 samples"):
+        S.pass_at_k(rows, 6)
+
+
+# --- samples and fast_p@k ----------------------------------------------------------------------------------
+
+
+def test_fast_p_at_k_uses_the_first_k_samples_by_index():
+    rows = [row("a", False, sample=0), row("a", False, sample=1), row("a", True, 2.0, sample=2),
+            row("b", True, 1.2, sample=0), row("b", True, 3.0, sample=1),
+            row("c", False, sample=0)]                           # c has a single sample
+    random.Random(0).shuffle(rows)
+    assert S.fast_p_at_k(rows, 0, 1) == pytest.approx(1 / 3)
+    assert S.fast_p_at_k(rows, 0, 2) == pytest.approx(1 / 3)
+    assert S.fast_p_at_k(rows, 0, 3) == pytest.approx(2 / 3)
+    assert S.fast_p_at_k(rows, 1.5, 1) == 0.0
+    assert S.fast_p_at_k(rows, 1.5, 2) == pytest.approx(1 / 3)
+    assert S.fast_p_at_k(rows, 1.5, 3) == pytest.approx(2 / 3)
+    assert S.fast_p_at_k(rows, 0, 100) == S.fast_p_at_k(rows, 0, 3)
+    with pytest.raises(ValueError):
+        S.fast_p_at_k(rows, 0, 0)
+
+
+def test_trajectories_defaults():
+    rows = [row("a", True), row("a", False), row("b", False, turn=0), row("b", True, turn=1),
+            row("c", False, sample=1), row("c", True)]
+    groups = S.trajectories(rows)
+    assert [len(t) for t in groups["a"]] == [1, 1]            # no sample, no turn: separate samples
+    assert [len(t) for t in groups["b"]] == [2]               # turns without sample: one trajectory
+    assert [t[0]["accepted"] for t in groups["c"]] == [False, True]   # numbered first, then unnumbered
+    assert S.level_of({"problem_id": "level3/7_x"}) == 3
+    assert S.level_of({"problem_id": "level3/7_x", "level": 1}) == 1
+    assert S.level_of({"problem_id": "custom"}) == 0
+
+
+# --- refinement turns ----------------------------------------------------------------------------------
+
+
+def test_fast_p_by_turn_is_best_so_far():
+    rows = [
+        row("a", False, turn=0), row("a", True, 0.9, turn=1), row("a", True, 1.6, turn=2),
+        row("b", True, 2.5, turn=0),                                     # stopped after turn 0
+        row("c", False, turn=0), row("c", False, turn=1), row("c", True, 1.1, turn=2),
+        row("d", True, 1.2, turn=0), row("d", False, turn=1), row("d", False, turn=2),   # got worse: keeps best
+    ]
+    assert S.fast_p_by_turn(rows, 0) == {0: 0.5, 1: 0.75, 2: 1.0}
+    assert S.fast_p_by_turn(rows, 1.0) == {0: 0.5, 1: 0.5, 2: 1.0}
+    assert S.fast_p_by_turn(rows, 1.5) == {0: 0.25, 1: 0.25, 2: 0.5}
+    assert S.fast_p_avg(rows, 1.0, max_turn=1) == 0.5
+    assert S.fast_p_avg(rows, 1.0) == 1.0
+    assert S.fast_p_by_turn([], 0) == {}
+    # samples x turns: per problem the share of its trajectories
+    both = [row("x", False, sample=0, turn=0), row("x", True, 2.0, sample=0, turn=1),
+            row("x", False, sample=1, turn=0), row("x", False, sample=1, turn=1)]
+    assert S.fast_p_by_turn(both, 0) == {0: 0.0, 1: 0.5}
+
+
+# --- geometric mean ------------------------------------------------------------------------------------
+
+
+def test_geomean_speedup():
+    rows = [row("a", True, 2.0), row("b", True, 0.5), row("c", True, 4.0), row("d", False),
+            {"problem_id": "e", "accepted": False, "verdict": "correct", "speedup": 500.0}]   # flagged: ignored
+    assert S.geomean_speedup(rows) == pytest.approx((2.0 * 0.5 * 4.0) ** (1 / 3))
+    assert S.geomean_speedup([row("a", False)]) is None
+    turns = [row("a", True, 1.0, turn=0), row("a", True, 4.0, turn=1)]
+    assert S.geomean_speedup(turns) == pytest.approx(4.0)           # best per trajectory
+    assert S.geomean_speedup(turns, max_turn=0) == pytest.approx(1.0)
+
+
+# --- levels --------------------------------------------------------------------------------------------
+
+
+def test_by_level():
+    rows = [row("level1/1_a", True, 2.0), row("level1/2_b", False), row("level2/1_c", True, 0.5),
+            row("mine", True, 3.0, level=4)]
+    assert S.by_level(rows, S.fast_p_avg, 0) == {1: 0.5, 2: 1.0, 4: 1.0}
+    assert S.by_level(rows, S.fast_p_avg, 1.0) == {1: 0.5, 2: 0.0, 4: 1.0}
+    assert S.by_level(rows, S.geomean_speedup) == {1: pytest.approx(2.0), 2: pytest.approx(0.5), 4: pytest.approx(3.0)}
+
+
+# --- bootstrap -----------------------------------------------------------------------------------------
+
+
+def _dataset(n: int = 40, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        for s in range(3):
+            ok = rng.random() < 0.5
+            rows.append(row(f"level{1 + i % 2}/{i}_p", ok, rng.lognormvariate(0, 0.6) if ok else None, sample=s))
+    return rows
+
+
+def test_bootstrap_is_deterministic_for_a_seed():
+    rows = _dataset()
+    stat = lambda rs: S.fast_p_avg(rs, 1.0)   # noqa: E731
+    a = S.bootstrap_ci(rows, stat, n_boot=300, seed=11)
+    b = S.bootstrap_ci(list(rows), stat, n_boot=300, seed=11)
+    c = S.bootstrap_ci(list(reversed(rows)), stat, n_boot=300, seed=11)   # row order does not matter
+    assert a == b == c
+    assert S.bootstrap_ci(rows, stat, n_boot=300, seed=12) != a
+    low, high = a
+    assert low <= S.fast_p_avg(rows, 1.0) <= high and low < high
+
+
+def test_bootstrap_resamples_problems_as_wholes():
+    rows = _dataset(n=10)
+    # every resample has 10 problems (a problem drawn twice counts twice) with all 3 samples each
+    assert S.bootstrap_ci(rows, lambda rs: len({S.problem_of(r) for r in rs}), n_boot=50) == (10, 10)
+    assert S.bootstrap_ci(rows, lambda rs: len(rs), n_boot=50) == (30, 30)
+    assert S.bootstrap_ci([], len) is None
+    assert S.bootstrap_ci(rows, lambda rs: None, n_boot=10) is None
+    with pytest.raises(ValueError):
+        S.bootstrap_ci(rows, len, confidence=1.5)
+
+
+# --- summary -------------------------------------------------------------------------------------------
+
+
+def test_summary_is_json_and_consistent():
+    rows = _dataset()
+    compiled = {S.problem_of(r): 0.9 for r in rows}
+    summary = S.summary(rows, baselines={"compile": compiled}, ks=(1, 2, 3, 5), n_boot=200, seed=5)
+    assert json.loads(json.dumps(summary)) == summary
+    assert summary == S.summary(rows, baselines={"compile": compiled}, ks=(1, 2, 3, 5), n_boot=200, seed=5)
+    assert summary["rows"] == 120 and summary["problems"] == 40 and summary["samples"] == {"min": 3, "max": 3}
+    eager = summary["baselines"]["eager"]
+    assert list(eager["fast_p"]) == ["fast_0", "fast_0.5", "fast_0.8", "fast_1", "fast_1.5", "fast_2"]
+    for p in S.FAST_P_SET:
+        entry = eager["fast_p"][f"fast_{p:g}"]
+        assert entry["value"] == pytest.approx(S.fast_p_avg(rows, p))
+        assert entry["ci"][0] <= entry["value"] <= entry["ci"][1]
+    assert eager["geomean_speedup"]["value"] == pytest.approx(S.geomean_speedup(rows))
+    assert set(eager["by_level"]) == {"1", "2"} and eager["by_level"]["1"]["problems"] == 20
+    assert eager["by_level"]["2"]["fast_p"]["fast_1"]["value"] == pytest.approx(
+        S.by_level(rows, S.fast_p_avg, 1.0)[2])
+    assert list(eager["pass_at_k"]) == ["1", "2", "3"]            # k <= the fewest samples
+    assert eager["pass_at_k"]["2"]["value"] == pytest.approx(S.pass_at_k(rows, 2))
+    assert eager["fast_p_at_k"]["3"]["fast_1"] == pytest.approx(S.fast_p_at_k(rows, 1.0, 3))
+    assert "fast_p_by_turn" not in eager                          # a single turn
+    compile_block = summary["baselines"]["compile"]
+    assert compile_block["fast_p"]["fast_1"]["value"] == pytest.approx(S.fast_p_avg(rows, 1.0, baseline=compiled))
+    assert compile_block["fast_p"]["fast_0"]["value"] == eager["fast_p"]["fast_0"]["value"]
+    table = S.summary_table(summary)
+    assert "against eager" in table and "against compile" in table and "level 2" in table and "pass@2" in table
+
+
+def test_summary_with_turns_and_empty():
+    rows = [row("a", False, turn=0), row("a", True, 1.5, turn=1), row("b", True, 0.7, turn=0)]
+    summary = S.summary(rows, n_boot=50)
+    assert summary["turns"] == 2
+    assert summary["baselines"]["eager"]["fast_p_by_turn"]["fast_1"] == {"0": 0.0, "1": 0.5}
+    assert "best so far by turn" in S.summary_table(summary)
+    empty = S.summary([], n_boot=10)
+    assert empty["rows"] == 0 and empty["baselines"]["eager"]["fast_p"]["fast_0"]["value"] is None
+    assert isinstance(S.summary_table(empty), str)
