@@ -83,9 +83,10 @@ class ReferenceService:
             self._request({"cmd": "forget", "token": token})
 
     def timing(self, problem_sha: str, problem_path: str, preset: dict[str, Any], init_seed: int,
-               budget_s: float, use_cache: bool = True) -> dict[str, Any]:
+               budget_s: float, use_cache: bool = True, compiled: bool = False) -> dict[str, Any]:
+        """Reference timing statistics (eager, or torch.compile with compiled=True), cached on disk."""
         self._ensure()
-        key = self._cache_key(problem_sha, preset)
+        key = self._cache_key(problem_sha, preset) + ("-compiled" if compiled else "")
         path = Path(self.cache_dir) / "reference_times" / f"{key}.json"
         if use_cache and path.exists():
             try:
@@ -96,7 +97,7 @@ class ReferenceService:
                 pass
         reply, _ = self._request({"cmd": "time", "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "device": self.device, "precision": self.precision,
-                                  "budget_s": budget_s})
+                                  "budget_s": budget_s, "compile": compiled})
         stats = reply["timing"]
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -101,9 +101,12 @@ def handle_forget(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_time(msg: dict[str, Any], fd: int) -> None:
+    """Time the reference; with "compile": true, time torch.compile(model) instead (the second baseline)."""
     device, precision = msg["device"], msg["precision"]
     try:
         problem, model = _model_for(msg)
+        if msg.get("compile"):
+            model = torch.compile(model)
         stats = time_locally(problem, model, device, precision, msg["budget_s"])
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
