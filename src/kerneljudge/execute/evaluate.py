@@ -12,6 +12,7 @@ import math
 import os
 import random
 import secrets
+import shutil
 import tempfile
 import threading
 import time
@@ -223,12 +224,16 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     ctx.info["build_s"] = round(time.monotonic() - load_started, 3)  # measured here, not taken from the child
     ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
     # Everything that touches the device happens under the slot's lock: one judged model at a time.
-    with slot.lock, tempfile.TemporaryDirectory(prefix="kj-out-", dir=_exchange_root()) as exchange:
-        ctx.exchange = exchange
-        try:
-            _judge_on_device(ctx, result)
-        finally:
-            ctx.reference.forget(ctx.token)
+    ctx.exchange = tempfile.mkdtemp(prefix="kj-out-", dir=_exchange_root())
+    try:
+        with slot.lock:
+            try:
+                _judge_on_device(ctx, result)
+            finally:
+                ctx.reference.forget(ctx.token)
+    finally:
+        ctx.child.kill()  # nothing may still write into the exchange folder while it is removed
+        shutil.rmtree(ctx.exchange, ignore_errors=True)
 
 
 def _judge_on_device(ctx: Context, result: dict[str, Any]) -> None:

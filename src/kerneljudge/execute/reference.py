@@ -79,8 +79,12 @@ class ReferenceService:
         return reply
 
     def forget(self, token: str) -> None:
+        """Free kept outputs; best effort (a dead reference process has freed them already)."""
         if self._child is not None and self._child.proc.poll() is None:
-            self._request({"cmd": "forget", "token": token})
+            try:
+                self._request({"cmd": "forget", "token": token})
+            except ReferenceError:
+                pass
 
     def timing(self, problem_sha: str, problem_path: str, preset: dict[str, Any], init_seed: int,
                budget_s: float, use_cache: bool = True, compiled: bool = False) -> dict[str, Any]:
