@@ -1,4 +1,4 @@
-"""Command line: eval one solution, run a folder of them, or judge the bundled examples.
+"""Command line: judge solutions (eval, run, examples), check the suite (lint, suite), drive models (bench, score).
 
 Exit codes: 0 whenever a verdict was reached (even a wrong or crashing solution); 2 for bad usage;
 3 for unreadable or unusable input files.
@@ -150,9 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judge_options(p)
     p.set_defaults(func=cmd_examples)
 
-    from .suite.commands import register  # lint, suite
+    from .generate.commands import register as register_generation  # bench, score
+    from .suite.commands import register as register_suite  # lint, suite
 
-    register(sub)
+    register_suite(sub)
+    register_generation(sub)
     return parser
 
 
