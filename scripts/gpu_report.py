@@ -121,6 +121,7 @@ def cmd_examples(args) -> None:
     info = machine()
     md = header_md("Bundled examples on the GPU (the main job)", info)
     md += f"Batch wall time {wall:.1f} s for {len(jobs)} solutions.\n\n```\n{verdict_table(verdicts)}\n\n{fast_p_line(verdicts)}\n```\n"
+    md += "\nWhere the time went (seconds per solution):\n\n" + phase_table(verdicts)
     write(Path(args.out), "examples", {"machine": info, "verdicts": verdicts, "wall_s": wall}, md)
 
 
@@ -150,6 +151,21 @@ def distinct_cuda_solutions(count: int, folder: Path) -> list[tuple[Path, Path]]
     return out
 
 
+def phase_table(verdicts: list[dict]) -> str:
+    """Where the judge's time went, per phase: median and total over the solutions (seconds)."""
+    names = sorted({k for v in verdicts for k in (v.get("phases_s") or {})})
+    lines = ["| phase | median s | total s |", "|---|---|---|"]
+    for name in names:
+        xs = sorted((v.get("phases_s") or {}).get(name, 0.0) for v in verdicts)
+        lines.append(f"| {name} | {xs[len(xs) // 2]:.2f} | {sum(xs):.1f} |")
+    on_device = sorted(sum(t for k, t in (v.get("phases_s") or {}).items() if k not in ("build", "wait_for_device"))
+                       for v in verdicts)
+    if on_device:
+        lines.append(f"| (holding the GPU: all but build and wait) | {on_device[len(on_device) // 2]:.2f} | "
+                     f"{sum(on_device):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def cmd_bench(args) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="kj-bench-"))
     cache = tmp / "cache"  # cold: every build is a real build
@@ -175,7 +191,8 @@ def cmd_bench(args) -> None:
            f"Upstream KernelBench's harness, evaluating them one after another, was measured at about "
            f"{upstream_low:.0f}-{upstream_high:.0f} s per CUDA solution (figure from the issue, not re-measured "
            f"here): {summary['speedup_vs_upstream'][0]:.1f}x-{summary['speedup_vs_upstream'][1]:.1f}x faster.\n\n"
-           f"```\n{verdict_table(verdicts)}\n```\n")
+           f"Where the time went (seconds per solution; build and wait overlap other solutions' work):\n\n"
+           f"{phase_table(verdicts)}\n```\n{verdict_table(verdicts)}\n```\n")
     write(Path(args.out), "bench", {"machine": info, "summary": summary, "verdicts": verdicts}, md)
     shutil.rmtree(tmp, ignore_errors=True)
 

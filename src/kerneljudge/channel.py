@@ -99,13 +99,16 @@ def read_tensors(path: str, metas: list[dict[str, Any]], max_payload: int) -> li
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise ProtocolError("output file is not a regular file")
-        data = f.read(max_payload + 1)
-    if len(data) != total:
-        raise ProtocolError(f"output file holds {len(data)} bytes, its metadata says {total}")
+        data = bytearray(total)  # read once, straight into place: tensors below are views of it
+        got = f.readinto(data)
+        extra = f.read(1)
+    if got != total or extra:
+        raise ProtocolError(f"output file holds {'more than ' if extra else ''}{got} bytes, its metadata says {total}")
+    view = memoryview(data)
     tensors, offset = [], 0
     for m in metas:
         n = int(m["nbytes"])
-        tensors.append(_decode_tensor(m, bytearray(data[offset:offset + n])))
+        tensors.append(_decode_tensor(m, view[offset:offset + n]))
         offset += n
     return tensors
 
@@ -148,7 +151,7 @@ def _byte_dtype():
     return torch.uint8
 
 
-def _decode_tensor(meta: dict[str, Any], raw: bytearray):
+def _decode_tensor(meta: dict[str, Any], raw: bytearray | memoryview):
     import torch
 
     dtype = getattr(torch, str(meta.get("dtype")), None)

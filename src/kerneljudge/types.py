@@ -104,6 +104,7 @@ class Verdict:
     preset: str = ""
     build_s: float | None = None
     wall_s: float | None = None
+    phases_s: dict[str, float] = field(default_factory=dict)  # where the judge's wall time went
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

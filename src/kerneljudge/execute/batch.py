@@ -74,7 +74,8 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
     workers = jobs_in_parallel or (os.cpu_count() or 1 if device == "cuda" else min(2, os.cpu_count() or 1))
     workers = max(1, min(workers, len(todo) or 1))
     n_slots = device_count(device)
-    build_env = {"MAX_JOBS": str(max(1, (os.cpu_count() or 1) // workers))}
+    # a CUDA load_inline build has two compile jobs (the C++ binding and the .cu file): let both run at once
+    build_env = {"MAX_JOBS": str(max(2, (os.cpu_count() or 1) // workers))}
     slots = [Slot(ReferenceService(device, options.precision, options.threads, cache,
                                    env=_slot_env(device, i, build_env)), env=_slot_env(device, i, build_env))
              for i in range(n_slots)]
@@ -95,7 +96,9 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
         return verdict
 
     try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers + n_slots) as pool:
+            for slot in slots if todo else []:
+                pool.submit(_start_reference, slot)  # starts while the first solutions build
             futures = {pool.submit(work, i, job): key for i, (job, key) in enumerate(todo)}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
@@ -103,6 +106,14 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
         for slot in slots:
             slot.reference.close()
     return [results.get(key) or done[key] for _, key in keyed]
+
+
+def _start_reference(slot: Slot) -> None:
+    with slot.lock:
+        try:
+            slot.reference.hello()
+        except Exception:  # the first solution to use the slot gets the error in its verdict
+            pass
 
 
 def _slot_env(device: str, index: int, extra: dict[str, str]) -> dict[str, str]:

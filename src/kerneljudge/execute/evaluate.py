@@ -19,7 +19,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .. import channel
 from ..analysis import analyze, detect_backend
@@ -60,6 +60,17 @@ class Context:
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     exchange: str = ""
     outputs_written: int = 0
+    transport: str = "file"  # how outputs reach the reference process: "ipc" (CUDA) or "file"
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Add the wall time of a block to phases[name] (the verdict shows where judging time went)."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] = round(self.phases.get(name, 0.0) + time.monotonic() - started, 3)
 
     def request(self, header: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """One round trip to the solution child; a dead or silent child becomes a verdict."""
@@ -94,25 +105,34 @@ class Context:
         self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
 
     def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
-        """A request whose answer is an output: the child writes it to a fresh file in the exchange folder."""
+        """A request whose answer is an output: shared by CUDA IPC, or written to a fresh file in the exchange
+        folder (the child falls back to the file when its memory cannot be shared)."""
         self.outputs_written += 1
         path = os.path.join(self.exchange, f"out{self.outputs_written}.bin")
-        reply = self.request({**header, "out_path": path})
+        reply = self.request({**header, "out_path": path, "transport": self.transport})
         reply["path"] = path
+        # IPC only when it was asked for: the child does not get to pick how the reference reads its output
+        reply["transport"] = "ipc" if self.transport == "ipc" and reply.get("transport") == "ipc" else "file"
         return reply
 
     def compare(self, index: int, reply: dict[str, Any]) -> dict[str, Any]:
-        """Have the trusted reference process compare a written output with expected output `index`."""
+        """Have the trusted reference process compare a handed-over output with expected output `index`."""
         structure, metas = reply.get("structure"), reply.get("metas")
         if not compare.structure_ok(structure, metas):
             raise Outcome("rejected", "the solution's process described its output in a malformed way",
                           ("protocol_violation",))
         try:
-            result = self.reference.check(self.token, index, structure, reply["path"], metas,
-                                          self.problem.metadata.get("TOLERANCE"))
+            with self.phase("outputs"):
+                result = self.reference.check(self.token, index, structure, reply["path"], metas,
+                                              self.problem.metadata.get("TOLERANCE"), reply["transport"])
         finally:
             with contextlib.suppress(OSError):
                 os.remove(reply["path"])
+        if result.get("ipc_unavailable"):
+            # the driver would not open the handle: this output, and the rest, come as files
+            self.transport = "file"
+            self.info["ipc_unavailable"] = str(result.get("reason", ""))[:300]
+            return self.compare(index, self.request_output({"cmd": "ship"}))
         if result.get("protocol_error"):
             raise Outcome("rejected", f"the solution's process broke the judge protocol: {result['reason']}",
                           ("protocol_violation",))
@@ -143,6 +163,8 @@ class Slot:
     reference: ReferenceService
     env: dict[str, str] = field(default_factory=dict)
     lock: Any = field(default_factory=threading.Lock)
+    # CUDA outputs reach the reference process by IPC handle; KERNELJUDGE_IPC=0 forces files in /dev/shm
+    ipc: bool = field(default_factory=lambda: os.environ.get("KERNELJUDGE_IPC", "1") != "0")
 
 
 def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str) -> Verdict:
@@ -155,6 +177,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     if small and not problem.metadata.get("SMALL"):
         small = False
     ctx = Context(problem, options, device, slot.reference, small, problem.preset("small") if small else {})
+    ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     base = dict(problem=problem.path, solution=str(Path(solution_path).resolve()), problem_id=problem.id,
                 backend=backend, policy=options.policy, precision=options.precision, device=device,
                 problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
@@ -193,7 +216,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         ref_timing=result.get("ref_timing"), sol_timing=result.get("sol_timing"),
         max_error=result.get("max_error"), device_name=str(env.get("device_name", "")),
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
-        build_s=ctx.info.get("build_s"), wall_s=round(time.monotonic() - started, 3), **base,
+        build_s=ctx.phases.get("build"), wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
+        **base,
     )
 
 
@@ -217,20 +241,23 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     ctx.child = Child("kerneljudge.harness.solution_worker",
                       environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env))
     ctx.deadline = time.monotonic() + opts.build_timeout_s
-    load_started = time.monotonic()
-    reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
-                         "device": ctx.device, "precision": opts.precision, "threads": opts.threads,
-                         "build_root": environment.build_root(_cache(opts))})
-    ctx.info["build_s"] = round(time.monotonic() - load_started, 3)  # measured here, not taken from the child
+    with ctx.phase("build"):
+        reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
+                             "device": ctx.device, "precision": opts.precision, "threads": opts.threads,
+                             "build_root": environment.build_root(_cache(opts))})
     ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
     # Everything that touches the device happens under the slot's lock: one judged model at a time.
     ctx.exchange = tempfile.mkdtemp(prefix="kj-out-", dir=_exchange_root())
     try:
-        with slot.lock:
+        with ctx.phase("wait_for_device"):
+            slot.lock.acquire()
+        try:
             try:
                 _judge_on_device(ctx, result)
             finally:
                 ctx.reference.forget(ctx.token)
+        finally:
+            slot.lock.release()
     finally:
         ctx.child.kill()  # nothing may still write into the exchange folder while it is removed
         shutil.rmtree(ctx.exchange, ignore_errors=True)
@@ -244,16 +271,20 @@ def _judge_on_device(ctx: Context, result: dict[str, Any]) -> None:
     trial_seeds = [secrets.randbits(62) for _ in range(opts.trials)]
     check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
     check_seeds = {i: secrets.randbits(62) for i in check_at}
-    ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
-    ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
-    for k, seed in enumerate(trial_seeds):
-        reply = ctx.request_output({"cmd": "call", "seed": seed})
-        _check_output(ctx, k, reply, f"trial {k + 1}", result)
+    with ctx.phase("reference_outputs"):
+        ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+    with ctx.phase("init"):
+        ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
+    with ctx.phase("trials"):
+        for k, seed in enumerate(trial_seeds):
+            reply = ctx.request_output({"cmd": "call", "seed": seed})
+            _check_output(ctx, k, reply, f"trial {k + 1}", result)
     if opts.timing:
         check_index = {i: len(trial_seeds) + n for n, i in enumerate(sorted(check_seeds))}
         _time(ctx, plan, check_seeds, check_index, result)
     if opts.held_out:
-        _held_out(ctx)
+        with ctx.phase("held_out"):
+            _held_out(ctx)
 
 
 def _check_output(ctx: Context, index: int, reply: dict[str, Any], where: str, result: dict[str, Any]) -> None:
@@ -270,8 +301,16 @@ def _check_output(ctx: Context, index: int, reply: dict[str, Any], where: str, r
 def _time(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int], check_index: dict[int, int],
           result: dict[str, Any]) -> None:
     opts = ctx.options
-    ref_stats = ctx.reference.timing(ctx.problem.sha256, ctx.problem.path, ctx.preset, ctx.init_seed,
-                                     opts.time_budget_s)
+    with ctx.phase("reference_timing"):
+        ref_stats = ctx.reference.timing(ctx.problem.sha256, ctx.problem.path, ctx.preset, ctx.init_seed,
+                                         opts.time_budget_s)
+    with ctx.phase("solution_timing"):
+        _time_solution(ctx, plan, check_seeds, check_index, result, ref_stats)
+
+
+def _time_solution(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int],
+                   check_index: dict[int, int], result: dict[str, Any], ref_stats: dict[str, Any]) -> None:
+    opts = ctx.options
     warm: list[float] = []
     start = time.monotonic()
     while not plan.warm(warm, time.monotonic() - start):

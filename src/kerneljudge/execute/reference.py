@@ -71,11 +71,14 @@ class ReferenceService:
         return reply["outputs"]
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
-              tolerance: dict[str, Any] | None) -> dict[str, Any]:
-        """Compare the solution output in `path` with kept output `index`: {"ok", "reason", "detail"}."""
+              tolerance: dict[str, Any] | None, transport: str = "file") -> dict[str, Any]:
+        """Compare a solution output with kept output `index`: {"ok", "reason", "detail"}.
+
+        The output is in the file `path`, or with transport="ipc" behind the CUDA IPC handles in `metas`.
+        """
         reply, _ = self._request({"cmd": "check", "token": token, "index": index, "structure": structure,
                                   "path": path, "metas": metas, "precision": self.precision,
-                                  "tolerance": tolerance})
+                                  "tolerance": tolerance, "transport": transport})
         return reply
 
     def forget(self, token: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import compare, loading, timing, worker
+from . import compare, ipc, loading, timing, worker
 
 _models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
@@ -77,17 +77,23 @@ def _keep(t: torch.Tensor) -> torch.Tensor:
 
 
 def handle_check(msg: dict[str, Any], fd: int) -> None:
-    """Compare a solution output (read from the file it wrote) with an expected output kept here."""
+    """Compare a solution output (opened by CUDA IPC, or read from the file it wrote) with a kept output."""
     try:
         structure, expected = _expected[msg["token"]][int(msg["index"])]
         limit = 2 * sum(t.numel() * t.element_size() for t in expected) + (1 << 20)
-        got = channel.read_tensors(msg["path"], msg["metas"], limit)
+        if msg.get("transport") == "ipc":
+            got = ipc.receive(msg["metas"], limit)
+        else:
+            got = channel.read_tensors(msg["path"], msg["metas"], limit)
         device = expected[0].device if expected else torch.device("cpu")
         got = [t.to(device) for t in got]
         result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
                                          msg.get("tolerance"))
     except channel.ProtocolError as exc:
         channel.send(fd, {"status": "ok", "ok": False, "protocol_error": True, "reason": str(exc), "detail": {}})
+        return
+    except ipc.IpcUnavailable as exc:
+        channel.send(fd, {"status": "ok", "ok": False, "ipc_unavailable": True, "reason": str(exc), "detail": {}})
         return
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})

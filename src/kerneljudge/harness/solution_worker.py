@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import builds, loading, timing, worker
+from . import builds, ipc, loading, timing, worker
 
 
 class State:
@@ -106,13 +106,16 @@ def handle_init(msg: dict[str, Any], fd: int) -> None:
 
 def handle_call(msg: dict[str, Any], fd: int) -> None:
     """A correctness call: inputs from the seed, output shipped, inputs checked against a pristine copy."""
+    S.last_output = None
+    ipc.release()
     try:
         inputs = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
         pristine = loading.snapshot_inputs(inputs)
         out = worker.call_model(S.model, inputs, S.device)
         mutated = not loading.inputs_unchanged(inputs, pristine)
         flags = _integrity_flags() + (["input_mutated"] if mutated else [])
-        worker.send_output(fd, out, S.device, msg["out_path"], {"flags": flags})
+        S.last_output = out  # kept so the judge can ask for it again as a file if IPC fails
+        worker.send_output(fd, out, S.device, msg, {"flags": flags})
     except loading.OutputError as exc:
         channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
     except Exception as exc:
@@ -121,6 +124,7 @@ def handle_call(msg: dict[str, Any], fd: int) -> None:
 
 def handle_timed(msg: dict[str, Any], fd: int) -> None:
     """One timed call. Fresh values each time, at shifting addresses (a random pad, previous inputs alive)."""
+    ipc.release()
     try:
         pad = torch.empty(secrets.randbelow(1 << 22) + 4096, dtype=torch.uint8, device=S.device)
         inputs = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
@@ -138,10 +142,10 @@ def handle_timed(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_ship(msg: dict[str, Any], fd: int) -> None:
-    """Send the last timed call's output, as it is now (after the device went idle)."""
+    """Send the last call's output, as it is now (after the device went idle)."""
     try:
         timing.sync(S.device)
-        worker.send_output(fd, S.last_output, S.device, msg["out_path"])
+        worker.send_output(fd, S.last_output, S.device, msg)
     except loading.OutputError as exc:
         channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
     except Exception as exc:

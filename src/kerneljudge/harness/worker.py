@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 
 from .. import channel
-from . import loading
+from . import ipc, loading
 
 ERROR_EXCERPT_CHARS = 4000
 
@@ -108,8 +108,22 @@ def call_model(model: torch.nn.Module, inputs: list[Any], device: str) -> Any:
     return out
 
 
-def send_output(fd: int, out: Any, device: str, path: str, extra: dict[str, Any] | None = None) -> None:
-    """Write an output's tensors to `path` (shared memory) and reply with its structure and sizes."""
+def send_output(fd: int, out: Any, device: str, msg: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    """Hand an output to the reference process and reply with its structure and how it travelled.
+
+    On CUDA, when the judge asks for it, by IPC handle (no copy leaves the device); otherwise, or if the
+    output's memory cannot be shared, its bytes are written to the file msg["out_path"] in shared memory.
+    """
     structure, tensors = loading.flatten_output(out, device)
-    metas = channel.write_tensors(path, tensors)
-    channel.send(fd, {"status": "ok", "structure": structure, "metas": metas, **(extra or {})})
+    if device == "cuda" and msg.get("transport") == "ipc":
+        try:
+            metas = ipc.share(tensors)
+        except Exception:  # e.g. memory from another allocator: the file path always works
+            pass
+        else:
+            channel.send(fd, {"status": "ok", "structure": structure, "metas": metas, "transport": "ipc",
+                              **(extra or {})})
+            return
+    metas = channel.write_tensors(msg["out_path"], tensors)
+    channel.send(fd, {"status": "ok", "structure": structure, "metas": metas, "transport": "file",
+                      **(extra or {})})
