@@ -31,7 +31,8 @@ def _params():
     out = []
     for case in CASES:
         marks = [pytest.mark.gpu] if "cuda" in case.needs else []
-        out.append(pytest.param(case, "strict", case.expect, marks=marks, id=f"{case.path.stem}-strict"))
+        expected = case.expected_on("cuda" if has_cuda() else "cpu")
+        out.append(pytest.param(case, "strict", expected, marks=marks, id=f"{case.path.stem}-strict"))
         if case.expect_lenient:
             out.append(pytest.param(case, "lenient", case.expect_lenient, marks=marks,
                                     id=f"{case.path.stem}-lenient"))
