@@ -276,12 +276,32 @@ def test_catalog_skips_level4_without_transformers(monkeypatch):
 
 def test_h200_spec():
     spec = sol.H200
-    assert spec.memory_bandwidth == 4.3e12 and spec.bf16_flops == 7.9e14
-    assert spec.fp32_flops == 5.1e13 and spec.tf32_flops == 3.9e14
-    assert spec.source["fp32_flops"] == "datasheet" and spec.source["tf32_flops"] == "datasheet"
-    assert spec.source["memory_bandwidth"] == "measured 2026-10-28"
-    assert spec.source["bf16_flops"] == "measured 2026-10-28"
-    assert spec.peak_flops("fp32") == 5.1e13 and spec.peak_flops("fp32", tf32=True) == 3.9e14
+    measured = sol.read_ceilings(sol.H200_CEILINGS) if sol.H200_CEILINGS.exists() else {}
+    for key in sol.CEILING_FIELDS:
+        if measured.get(key) is not None:   # the packaged measurement wins, and says where it came from
+            assert getattr(spec, key) == measured[key]
+            assert spec.source[key].startswith("measured ") and "H200" in spec.source[key]
+        else:
+            assert getattr(spec, key) == sol.H200_DATASHEET[key]
+            assert spec.source[key].startswith("datasheet")
+    assert spec.peak_flops("fp32") == spec.fp32_flops and spec.peak_flops("fp32", tf32=True) == spec.tf32_flops
+    assert spec.peak_flops("bf16") == spec.bf16_flops and spec.peak_flops("fp16") == spec.fp16_flops
+
+
+def test_spec_from_measured_ceilings(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"gpu": "NVIDIA H200", "date": "2026-12-01T10:00:00+00:00", "driver": "580.1",
+                                "torch": "2.11", "memory_bandwidth": 4.2e12, "bf16_flops": 8e14}))
+    spec = sol.spec_from("NVIDIA H200", sol.H200_DATASHEET, sol.read_ceilings(path))
+    assert spec.memory_bandwidth == 4.2e12 and spec.bf16_flops == 8e14
+    assert spec.fp32_flops == sol.H200_DATASHEET["fp32_flops"] and spec.source["fp32_flops"] == "datasheet"
+    assert spec.source["memory_bandwidth"] == "measured 2026-12-01 on NVIDIA H200, driver 580.1, torch 2.11"
+    path.write_text(json.dumps({"gpu": "NVIDIA H200", "fp32_flops": -1}))
+    with pytest.raises(sol.CeilingsError):
+        sol.read_ceilings(path)
+    assert sol._packaged_ceilings(path, "H200") is None          # unusable: warned, datasheet kept
+    path.write_text(json.dumps({"gpu": "NVIDIA A100", "fp32_flops": 1e13}))
+    assert sol._packaged_ceilings(path, "H200") is None          # another GPU's numbers are not the H200's
 
 
 def test_sol_square_matmul_by_hand(cache_dir, tmp_path):
@@ -293,7 +313,7 @@ def test_sol_square_matmul_by_hand(cache_dir, tmp_path):
     assert row["flops"] == flops
     assert row["bytes"] == nbytes
     assert row["input_bytes"] == 2 * n * n * 4 and row["param_bytes"] == 0 and row["output_bytes"] == n * n * 4
-    assert row["sol_s"] == pytest.approx(max(flops / 5.1e13, nbytes / 4.3e12))
+    assert row["sol_s"] == pytest.approx(max(flops / sol.H200.fp32_flops, nbytes / sol.H200.memory_bandwidth))
     assert row["bound_by"] == "compute"
     assert row["intensity"] == pytest.approx(flops / nbytes)
     # counting happens once; the bound for another precision reuses the counts
@@ -301,7 +321,7 @@ def test_sol_square_matmul_by_hand(cache_dir, tmp_path):
     assert counts["cached"] is True
     bf16 = sol.bound(counts, sol.H200, "bf16")
     assert bf16["bytes"] == nbytes // 2
-    assert bf16["sol_s"] == pytest.approx(max(flops / 7.9e14, nbytes / 2 / 4.3e12))
+    assert bf16["sol_s"] == pytest.approx(max(flops / sol.H200.bf16_flops, nbytes / 2 / sol.H200.memory_bandwidth))
 
 
 def test_sol_linear_with_params_and_data_dependent(tmp_path):

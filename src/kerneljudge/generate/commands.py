@@ -1,7 +1,7 @@
 """Command-line subcommands for generation runs: `kerneljudge bench` and `kerneljudge score`.
 
     kerneljudge bench --model PROVIDER:NAME --problems suite|DIR --out RUN_DIR [options]
-    kerneljudge score RUN_DIR [--json] [--baseline [NAME=]FILE ...]
+    kerneljudge score RUN_DIR [--json] [--baseline [NAME=]FILE|compile|eager ...]
 
 Exit codes: 0 when the run finished (whatever the verdicts); 1 when some items could not be generated
 or judged (logged in events.jsonl; re-run the same command to retry them); 2 for bad usage or settings
@@ -94,9 +94,11 @@ def register(subparsers: Any) -> None:
                     "turn, first-k samples and unbiased pass@k, with bootstrap intervals over problems.")
     p.add_argument("run", metavar="RUN_DIR", help="a bench run folder, or a verdicts JSONL file")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    p.add_argument("--baseline", action="append", default=[], metavar="[NAME=]FILE",
+    p.add_argument("--baseline", action="append", default=[], metavar="[NAME=]FILE|compile|eager",
                    help="JSON object problem_id -> baseline ms (e.g. torch.compile times, measured at the same "
-                        "preset and precision); fast_p is also scored against it. Repeatable")
+                        "preset and precision); fast_p is also scored against it. 'compile' (or 'eager') uses "
+                        "the packaged torch.compile (or eager) reference times measured on the H200 at the "
+                        "default preset in fp32 (docs/baselines.md). Repeatable")
     p.add_argument("--ks", type=lambda t: [int(x) for x in _ids(t)], default=[1, 5, 10], metavar="K,...",
                    help="k values for fast_p@k and pass@k (default 1,5,10)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000; 0 for none)")
@@ -177,6 +179,25 @@ def _summarize(rows: list[dict[str, Any]], baselines: dict[str, dict[str, float]
 # ---------------------------------------------------------------------------------------------- score
 
 
+def _packaged_baseline(kind: str) -> tuple[str, dict[str, float], dict[str, Any]]:
+    """The packaged H200 baselines (suite/data/baselines_h200.json) as a baseline table."""
+    from ..suite import baselines as B
+
+    try:
+        data = B.load(B.PACKAGED)
+    except B.BaselineError as exc:
+        raise ValueError(str(exc)) from None
+    name, _ = B.PACKAGED_NAMES[kind]
+    table = B.baseline_table(data, kind, eager_fallback=True)
+    if not table:
+        raise ValueError(f"the packaged baselines ({B.PACKAGED}) hold no {kind} times")
+    stand_ins = len(table) - len(B.baseline_table(data, kind))
+    print(f"kerneljudge: baseline {name}: packaged {kind} reference times of {len(table)} problems, "
+          f"{B.describe(data)}" + (f"; {stand_ins} of them eager times where torch.compile failed or timed out"
+                                   if stand_ins else ""), file=sys.stderr)
+    return name, table, data
+
+
 def _read_baseline(spec: str) -> tuple[str, dict[str, float]]:
     name, sep, file = spec.partition("=")
     if not sep:
@@ -193,6 +214,16 @@ def _read_baseline(spec: str) -> tuple[str, dict[str, float]]:
             raise ValueError(f"baseline {file}: {pid!r} -> {ms!r} is not a positive number of milliseconds")
         out[str(pid)] = float(ms)
     return name or Path(file).stem, out
+
+
+def _warn_other_machine(rows: list[dict[str, Any]], data: dict[str, Any]) -> None:
+    """Speedups against packaged baselines only mean something when the run was judged on that GPU."""
+    gpu = str(data.get("machine", {}).get("gpu") or "")
+    judged = sorted({str(r["device_name"]) for r in rows if r.get("device_name")})
+    other = [d for d in judged if not gpu or gpu.lower() not in d.lower()]
+    if other:
+        print(f"kerneljudge: warning: the packaged baselines were measured on {gpu or 'an unknown GPU'} but this run "
+              f"was judged on {', '.join(other)}; speedups against them compare different machines", file=sys.stderr)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -212,7 +243,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     baselines: dict[str, dict[str, float]] = {}
     try:
         for spec in args.baseline:
-            name, table = _read_baseline(spec)
+            if spec in ("compile", "eager") and not Path(spec).exists():
+                name, table, data = _packaged_baseline(spec)
+                _warn_other_machine(rows, data)
+            else:
+                name, table = _read_baseline(spec)
             baselines[name] = table
     except ValueError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)

@@ -147,6 +147,9 @@ def cmd_suite(args: argparse.Namespace) -> int:
             print(json.dumps({k: row.get(k) for k in keys}, sort_keys=True))
     else:
         print(_suite_table(rows, GPUS[args.gpu].name, args.precision))
+        spec = GPUS[args.gpu]
+        sources = sorted(set(spec.source.values()))
+        print(f"ceilings: {'; '.join(sources) if sources else 'unknown'} (docs/baselines.md)", file=sys.stderr)
     return EXIT_OK
 
 

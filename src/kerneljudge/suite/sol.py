@@ -52,24 +52,82 @@ class GpuSpec:
         raise ValueError(f"unknown precision {precision!r}")
 
 
-# Ceilings measured on an H200 in this workplace (copy bandwidth, bf16 matmul); fp32 and tf32 are leads
-# derived from the datasheet, to be replaced by measurements. fp16 tensor cores run at the bf16 rate on
-# Hopper, so fp16 takes the measured bf16 figure.
-H200 = GpuSpec(
-    name="NVIDIA H200",
-    memory_bandwidth=4.3e12,
-    fp32_flops=5.1e13,
-    tf32_flops=3.9e14,
-    bf16_flops=7.9e14,
-    fp16_flops=7.9e14,
-    source={
-        "memory_bandwidth": "measured 2026-10-28",
-        "bf16_flops": "measured 2026-10-28",
-        "fp16_flops": "measured 2026-10-28 (bf16 figure; equal rates on Hopper)",
-        "fp32_flops": "datasheet",
-        "tf32_flops": "datasheet",
-    },
-)
+CEILING_FIELDS = ("memory_bandwidth", "fp32_flops", "tf32_flops", "bf16_flops", "fp16_flops")
+DATA_DIR = Path(__file__).resolve().parent / "data"
+H200_CEILINGS = DATA_DIR / "h200_ceilings.json"   # written by scripts/ceilings.py --install
+
+# NVIDIA's H200 SXM datasheet, dense (no sparsity) tensor-core rates. A ceiling that was not measured
+# falls back to these; they are at least as high as what the chip reaches, so a bound built on them
+# stays a lower bound on time (only a looser one).
+H200_DATASHEET: dict[str, float] = {
+    "memory_bandwidth": 4.8e12,
+    "fp32_flops": 6.7e13,
+    "tf32_flops": 4.945e14,
+    "bf16_flops": 9.89e14,
+    "fp16_flops": 9.89e14,
+}
+
+
+class CeilingsError(ValueError):
+    """A ceilings file that cannot be used."""
+
+
+def read_ceilings(path: str | Path) -> dict[str, Any]:
+    """A measured ceilings file (scripts/ceilings.py): the GPU, the date, and some of CEILING_FIELDS."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CeilingsError(f"cannot read ceilings {path}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("gpu"), str):
+        raise CeilingsError(f"ceilings {path}: expected a JSON object with a 'gpu' name")
+    for key in CEILING_FIELDS:
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+            raise CeilingsError(f"ceilings {path}: {key} = {value!r} is not a positive number")
+    return data
+
+
+def spec_from(name: str, datasheet: dict[str, float], measured: dict[str, Any] | None,
+              datasheet_label: str = "datasheet") -> GpuSpec:
+    """A GpuSpec whose fields come from `measured` (a read_ceilings() dict) where it has them, else from
+    the datasheet; GpuSpec.source says which, with the date, GPU, driver and torch of the measurement."""
+    values: dict[str, float] = {}
+    source: dict[str, str] = {}
+    where = ""
+    if measured:
+        parts = [measured.get("gpu")] + [f"{k} {measured[k]}" for k in ("driver", "torch") if measured.get(k)]
+        where = f"measured {str(measured.get('date', '?'))[:10]} on " + ", ".join(str(p) for p in parts if p)
+    for key in CEILING_FIELDS:
+        value = (measured or {}).get(key)
+        if value is not None:
+            values[key] = float(value)
+            source[key] = where
+        else:
+            values[key] = float(datasheet[key])
+            source[key] = datasheet_label
+    return GpuSpec(name=name, source=source, **values)
+
+
+def _packaged_ceilings(path: Path, expect: str) -> dict[str, Any] | None:
+    """The packaged measurement, or None when absent, unreadable or from another GPU (warned)."""
+    if not path.exists():
+        return None
+    try:
+        data = read_ceilings(path)
+    except CeilingsError as exc:
+        print(f"kerneljudge: ignoring {exc}; using datasheet ceilings", file=sys.stderr)
+        return None
+    if expect.lower() not in data["gpu"].lower():
+        print(f"kerneljudge: ignoring {path}: measured on {data['gpu']}, not an {expect}", file=sys.stderr)
+        return None
+    return data
+
+
+# The H200 ceilings: measured on an H200 with scripts/ceilings.py where the packaged file has them
+# (memory bandwidth from a large device-to-device copy, counting reads plus writes; FLOP/s from large
+# square matmuls in fp32 with TF32 off, tf32, bf16 and fp16), the datasheet otherwise. H200.source says which.
+H200 = spec_from("NVIDIA H200", H200_DATASHEET, _packaged_ceilings(H200_CEILINGS, "H200"),
+                 "datasheet (H200 SXM, dense)")
 
 GPUS: dict[str, GpuSpec] = {"h200": H200}
 
