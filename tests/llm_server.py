@@ -38,7 +38,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-import pytest
+try:
+    import pytest
+except ImportError:  # the server needs only the standard library; scripts/gpu_bench_llm.py runs it without pytest
+    pytest = None
 
 Behaviour = tuple
 
@@ -329,14 +332,16 @@ class _Handler(BaseHTTPRequestHandler):
             })
 
 
-@pytest.fixture
-def llm_server():
-    """A fresh scripted server on 127.0.0.1 for one test."""
-    server = LLMServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+__all__ = ["LLMServer", "Request"]
 
+if pytest is not None:
+    @pytest.fixture
+    def llm_server():
+        """A fresh scripted server on 127.0.0.1 for one test."""
+        server = LLMServer().start()
+        try:
+            yield server
+        finally:
+            server.stop()
 
-__all__ = ["LLMServer", "Request", "llm_server"]
+    __all__.append("llm_server")
