@@ -86,7 +86,9 @@ def cmd_fixtures(args) -> None:
         problem = read_problem(FIXTURES / "problems" / (case.problem or "scale_relu.py"))
         jobs.append(Job(problem, case.path))
         labels[str(case.path.resolve())] = case
-    options = JudgeOptions(device="cuda", run_timeout_s=60, build_timeout_s=600, time_budget_s=0.5,
+    # tiny problems: 30 s is ample to run one, 150 s to build the largest fixture; the hang fixtures
+    # (one holds the GPU until its run limit) then cost half a minute each, not five
+    options = JudgeOptions(device="cuda", run_timeout_s=30, build_timeout_s=150, time_budget_s=0.5,
                            cache_dir=args.cache)
     started = time.monotonic()
     verdicts = run_batch(jobs, options, Path(args.out) / "fixtures.jsonl", jobs_in_parallel=args.jobs)
@@ -95,7 +97,7 @@ def cmd_fixtures(args) -> None:
     for v in verdicts:
         case = labels[v["solution"]]
         expected = case.expected_on("cuda")
-        ok = v["verdict"] == expected
+        ok = v["verdict"] in expected.split("|")
         passed += ok
         rows.append({"fixture": case.path.name, "threat": case.threat, "expected": expected,
                      "got": v["verdict"], "ok": ok, "reason": v["reason"], "flags": v["flags"],

@@ -17,9 +17,10 @@ class Labelled:
     problem: str | None
     needs: frozenset[str]
     threat: str | None
-    expect_cuda: str | None = None  # where a GPU run must give another verdict (still not accepted)
+    expect_cuda: str | None = None  # where a GPU run must give another verdict; "a|b" allows either
 
     def expected_on(self, device: str) -> str:
+        """The label for a device; alternatives are joined by "|" (never one that accepts)."""
         return self.expect_cuda if device == "cuda" and self.expect_cuda else self.expect
 
 

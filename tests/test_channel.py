@@ -83,3 +83,21 @@ def test_output_files_must_be_regular_files(tmp_path):
         channel.read_tensors(str(link), metas, max_payload=1 << 20)
     with pytest.raises(channel.ProtocolError, match="holds"):
         channel.read_tensors(str(good), [{"dtype": "float32", "shape": [5], "nbytes": 20}], max_payload=1 << 20)
+
+
+def test_killing_a_child_twice_leaves_other_descriptors_alone():
+    # evaluate() kills a solution's child on two paths; the second kill must not close descriptor numbers
+    # that meanwhile belong to another child's pipes (that child would see EOF and exit with status 0)
+    from kerneljudge.execute.child import Child
+    from kerneljudge.execute.environment import child_env
+
+    child = Child("kerneljudge.harness.reference_worker", child_env("cpu", 1, "/tmp/kj-unused-cache", {}))
+    child.kill()
+    read_end, write_end = os.pipe()  # likely the numbers the first kill just freed
+    try:
+        child.kill()
+        os.write(write_end, b"x")
+        assert os.read(read_end, 1) == b"x"
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -63,3 +63,23 @@ def test_matching_nonfinite_reference_values():
 def test_problem_tolerance_override():
     tol = tolerance("fp32", {"fp32": {"rel_l2": 0.5}})
     assert tol["rel_l2"] == 0.5 and tol["atol"] == 1e-3
+
+
+def test_flattening_an_output_keeps_no_reference_to_it():
+    # a self-referencing closure here once kept every output alive until the cycle collector ran:
+    # on a GPU, a gigabyte per call until the solution's process ran out of memory
+    import gc
+    import weakref
+
+    from kerneljudge.harness.loading import flatten_output
+
+    gc.disable()
+    try:
+        out = torch.ones(4)
+        alive = weakref.ref(out)
+        structure, tensors = flatten_output((out, [out, None]), "cpu")
+        assert structure == {"seq": [{"tensor": 0}, {"seq": [{"tensor": 1}, {"value": None}]}]}
+        del out, tensors
+        assert alive() is None
+    finally:
+        gc.enable()

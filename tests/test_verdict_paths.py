@@ -48,7 +48,7 @@ def test_fixture_gets_its_label(case, policy, expected, judges):
     problem = FIXTURES / "problems" / (case.problem or "scale_relu.py")
     verdict = judges[policy].judge(problem, case.path)
     detail = f"{verdict.verdict}: {verdict.reason} flags={verdict.flags}\n{verdict.error_excerpt[-1500:]}"
-    assert verdict.verdict == expected, detail
+    assert verdict.verdict in expected.split("|"), detail
     if expected == "correct":
         assert verdict.accepted, detail
         assert verdict.speedup and verdict.speedup > 0 and verdict.ref_ms and verdict.sol_ms

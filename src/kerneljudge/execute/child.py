@@ -56,6 +56,7 @@ class Child:
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
         self.output = TailBuffer()
+        self._close_lock = threading.Lock()
         self.proc = subprocess.Popen(
             [sys.executable, "-u", "-m", module, str(to_child_r), str(from_child_w)],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -107,11 +108,16 @@ class Child:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        for fd in (self._to_child, self._from_child):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        # close our pipe ends once only: a second close could hit a descriptor number that another
+        # thread's new child has been given meanwhile, and cut that child off (it would exit with status 0)
+        with self._close_lock:
+            fds, self._to_child, self._from_child = (self._to_child, self._from_child), -1, -1
+        for fd in fds:
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
         self._drain.join(timeout=2)
 
     def close(self) -> None:

@@ -85,22 +85,25 @@ def make_inputs(problem: types.ModuleType, seed: int, device: str, precision: st
 def flatten_output(out: Any, device: str) -> tuple[Any, list[torch.Tensor]]:
     """Split an output into a JSON structure and its tensors; refuse anything but plain tensors."""
     tensors: list[torch.Tensor] = []
+    return _walk_output(out, device, tensors), tensors
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, torch.Tensor):
-            if type(node) is not torch.Tensor:
-                raise OutputError(f"output is a {type(node).__name__}, a Tensor subclass; only plain tensors count")
-            if node.is_meta or node.device.type != device:
-                raise OutputError(f"output tensor is on {node.device}, expected {device}")
-            tensors.append(node)
-            return {"tensor": len(tensors) - 1}
-        if isinstance(node, (tuple, list)):
-            return {"seq": [walk(n) for n in node]}
-        if node is None or isinstance(node, (bool, int, float)):
-            return {"value": node}
-        raise OutputError(f"output contains a {type(node).__name__}; expected tensors (or tuples of them)")
 
-    return walk(out), tensors
+def _walk_output(node: Any, device: str, tensors: list[torch.Tensor]) -> Any:
+    # a module-level function on purpose: a nested one that calls itself is a reference cycle holding
+    # `tensors`, and the output then stays alive (a gigabyte per call on a GPU) until Python's cycle
+    # collector happens to run
+    if isinstance(node, torch.Tensor):
+        if type(node) is not torch.Tensor:
+            raise OutputError(f"output is a {type(node).__name__}, a Tensor subclass; only plain tensors count")
+        if node.is_meta or node.device.type != device:
+            raise OutputError(f"output tensor is on {node.device}, expected {device}")
+        tensors.append(node)
+        return {"tensor": len(tensors) - 1}
+    if isinstance(node, (tuple, list)):
+        return {"seq": [_walk_output(n, device, tensors) for n in node]}
+    if node is None or isinstance(node, (bool, int, float)):
+        return {"value": node}
+    raise OutputError(f"output contains a {type(node).__name__}; expected tensors (or tuples of them)")
 
 
 def snapshot_inputs(inputs: list[Any]) -> list[Any]:
