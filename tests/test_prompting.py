@@ -16,7 +16,7 @@ import pytest
 from kerneljudge.analysis import analyze, detect_backend
 from kerneljudge.generate import prompting as P
 from kerneljudge.problem import METADATA_NAMES, ProblemError
-from kerneljudge.suite.sol import H200
+from kerneljudge.suite.sol import H200, GpuSpec
 from kerneljudge.types import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,7 +188,10 @@ def test_backend_specific_instructions():
 
 
 def test_hardware_block_from_gpu_spec():
-    hardware = P.hardware_from_spec(H200, **P.H200_EXTRA)
+    # a fixed spec: the packaged H200 ceilings change when they are re-measured
+    spec = GpuSpec(name="NVIDIA H200", memory_bandwidth=4.3e12, fp32_flops=5.1e13, tf32_flops=3.9e14,
+                   bf16_flops=7.9e14, fp16_flops=7.9e14)
+    hardware = P.hardware_from_spec(spec, **P.H200_EXTRA)
     assert hardware["sm_count"] == 132 and hardware["name"] == "NVIDIA H200"
     user = P.build_messages(SOFTMAX, "cuda", hardware=hardware)[1]["content"]
     for fact in ("NVIDIA H200", "132", "4.3 TB/s", "51 TFLOP/s", "790 TFLOP/s", "L2 cache: 50 MiB", "will run on this hardware"):
@@ -367,6 +370,31 @@ def test_wrong_output_mismatch_and_findings_and_profile():
     assert "index [3, 17]" in text and "line 12" in text and "softmax_kernel: 0.75 ms (75%)" in text
     rel = P.feedback_from_verdict(_verdict(reason="trial 2: relative L2 error 0.3 exceeds 1e-04 (precision loss)"))
     assert rel["mismatch"]["kind"] == "rel_l2" and rel["mismatch"]["rel_l2"] == 0.3
+
+
+def test_feedback_carries_the_judges_profile_table():
+    profile = [
+        {"name": "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "class": "library_compute", "device_us": 40.0,
+         "calls": 1, "share": 0.8},
+        {"name": "tile_warmup_kernel(float const*, float const*, float*, long, long)", "class": "custom",
+         "device_us": 2.5, "calls": 1, "share": 0.05},
+        {"name": "void tiled<5003>(float*)", "class": "custom", "device_us": 1.0, "calls": 1, "share": 0.02},
+        {"name": "(total)", "class": "total", "device_us": 50.0, "calls": 3, "share": 1.0, "clock": "cuda"},
+    ]
+    v = _verdict(verdict="rejected", reason="library compute carries 80% of the solution's device time", profile=profile)
+    fb = P.feedback_from_verdict(v, hidden_shapes=[{"dim": 5003}])     # None: the verdict's own profile
+    assert [r["class"] for r in fb["profile"]] == ["library_compute", "custom", "custom"]
+    assert fb["profile"][0] == {"kernel": "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "ms": 0.04, "share": 0.8,
+                                "class": "library_compute"}
+    text = P.render_feedback(fb)
+    assert "Profile of your solution (kernels by time):" in text
+    assert "- nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT: 0.04 ms (80%) [library compute, not your kernel]" in text
+    assert "tile_warmup_kernel(float const*, float const*, float*, long, long): 0.0025 ms (5%) [your code]" in text
+    assert "(total)" not in text and "5003" not in text        # summary rows skipped, held-out sizes hidden
+    failed = _verdict(verdict="correct", accepted=True, profile=[{"name": "(profiling failed)", "class": "error",
+                                                                  "error": "boom"}])
+    assert P.feedback_from_verdict(failed)["profile"] == []
+    assert P.feedback_from_verdict(v, [])["profile"] == []     # an explicit empty profile wins
 
 
 def test_correct_solution_feedback_and_refinement_goal():

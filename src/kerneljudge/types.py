@@ -105,6 +105,8 @@ class Verdict:
     build_s: float | None = None
     wall_s: float | None = None
     phases_s: dict[str, float] = field(default_factory=dict)  # where the judge's wall time went
+    # top kernels/ops of one profiled call: {name, class, device_us, calls, share}, then a "(total)" row
+    profile: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

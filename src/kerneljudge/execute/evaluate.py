@@ -23,10 +23,11 @@ from typing import Any, Iterator
 
 from .. import channel
 from ..analysis import analyze, detect_backend
+from ..analysis import kernels
 from ..harness import compare, timing
 from ..problem import Problem
 from ..types import BLOCKING_FLAGS, JudgeOptions, Verdict
-from . import environment
+from . import environment, speed_of_light
 from .child import Child
 from .reference import ReferenceError, ReferenceService
 
@@ -34,6 +35,7 @@ from .reference import ReferenceError, ReferenceService
 CHILD_FLAGS = frozenset({"timer_tampered", "global_flags_changed", "thread_alive", "input_mutated"})
 TIMED_CHECKS_GPU = 3
 TIMED_CHECKS_CPU = 2
+PROFILED_CALLS = 3  # threat C3: calls profiled (solution and reference each); the median one is judged
 
 
 class Outcome(Exception):
@@ -178,6 +180,9 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         small = False
     ctx = Context(problem, options, device, slot.reference, small, problem.preset("small") if small else {})
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
+    # the solution's own kernel names, read from its source here (for the profile, threat C3)
+    ctx.info["custom_kernels"] = kernels.custom_kernel_names(text)
+    ctx.info["header_libraries"] = kernels.header_libraries(text)
     base = dict(problem=problem.path, solution=str(Path(solution_path).resolve()), problem_id=problem.id,
                 backend=backend, policy=options.policy, precision=options.precision, device=device,
                 problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
@@ -186,6 +191,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     try:
         _static_gate(findings, backend, device, options)
         _run(ctx, solution_path, result, slot)
+        _speed_of_light(ctx, result, slot)
         verdict, reason, excerpt = "correct", "matches the reference", ""
     except Outcome as out:
         verdict, reason, excerpt = out.verdict, out.reason, out.excerpt
@@ -207,6 +213,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     accepted = verdict == "correct" and not blocking
     if verdict == "correct" and blocking:
         reason = f"correct, but not accepted: {', '.join(blocking)}"
+        notes = [ctx.info["flag_notes"][f] for f in blocking if f in ctx.info.get("flag_notes", {})]
+        reason += f" ({'; '.join(notes)})" if notes else ""
     # the trusted reference process's description of the machine wins over what the child reported
     env = {**ctx.info.get("environment", {}), **slot.reference.environment}
     return Verdict(
@@ -217,7 +225,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         max_error=result.get("max_error"), device_name=str(env.get("device_name", "")),
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
         build_s=ctx.phases.get("build"), wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
-        **base,
+        profile=list(ctx.info.get("profile", [])), **base,
     )
 
 
@@ -285,6 +293,9 @@ def _judge_on_device(ctx: Context, result: dict[str, Any]) -> None:
     if opts.held_out:
         with ctx.phase("held_out"):
             _held_out(ctx)
+    if opts.timing:
+        with ctx.phase("profile"):
+            _profile(ctx, result)
 
 
 def _check_output(ctx: Context, index: int, reply: dict[str, Any], where: str, result: dict[str, Any]) -> None:
@@ -363,8 +374,11 @@ def _timed_call(ctx: Context, seed: int) -> tuple[float, str, float]:
 def _cross_check(ctx: Context, sol_stats: dict[str, Any], ref_stats: dict[str, Any], gaps: list[float]) -> None:
     """Time the child did not report must be explained by per-call overhead the reference also has."""
     gap = timing.median_ci(gaps)[0]
-    allowance = float(ref_stats.get("overhead_ms", 0.0)) + (0.75 if ctx.device == "cuda" else 2.0) \
-        + 0.5 * sol_stats["median_ms"]
+    # a CPU shares its cores with builds and the orchestrator (a batch builds while it times), so its
+    # round trips stretch more; there is no asynchronous device there to hide work on either
+    gpu = ctx.device == "cuda"
+    allowance = float(ref_stats.get("overhead_ms", 0.0)) + (0.75 if gpu else 5.0) \
+        + (0.5 if gpu else 1.0) * sol_stats["median_ms"]
     ctx.info["unreported_ms"] = gap
     if gap > allowance:
         ctx.flags.add("timing_inconsistent")
@@ -384,6 +398,70 @@ def _held_out(ctx: Context) -> None:
                 shape = ", ".join(f"{k}={v}" for k, v in preset.items())
                 raise Outcome("wrong_output", f"correct at the benchmark shape but wrong at a held-out shape "
                               f"({shape}): {cmp['reason']}", ("shape_specialized",))
+
+
+def _profile(ctx: Context, result: dict[str, Any]) -> None:
+    """Threat C3: more calls under torch's profiler, in the solution's process; the judge classifies what ran
+    (analysis/kernels.py), and compares its library compute with the reference's, profiled the same way in the
+    same process. Under strict, library compute doing the work rejects the solution; under lenient it is only
+    recorded. A profile that cannot be taken is recorded and changes nothing else."""
+    try:
+        if ctx.options.held_out and ctx.problem.held_out(ctx.small):
+            # held-out shapes came last: back to the judged shape, which the timing measured
+            ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
+        reply = ctx.request({"cmd": "profile", "warm_seed": secrets.randbits(62), "init_seed": ctx.init_seed,
+                             "seeds": [secrets.randbits(62) for _ in range(PROFILED_CALLS)]})
+    except Outcome as out:
+        if out.verdict == "rejected":  # a broken protocol stays a broken protocol
+            raise
+        return _profile_failed(ctx, f"{out.verdict}: {out.reason}")
+    runs, references = reply.get("profiles"), reply.get("reference_profiles") or []
+    if not isinstance(runs, list) or not runs or not isinstance(references, list):
+        return _profile_failed(ctx, str(reply.get("profile_error") or "the reply carried no profile"))
+    custom, libraries = ctx.info.get("custom_kernels", ()), ctx.info.get("header_libraries", ())
+    try:
+        summary = kernels.median_run([kernels.classify(run, custom, libraries) for run in runs[:PROFILED_CALLS]])
+        if references:
+            reference = kernels.median_run([kernels.classify(run) for run in references[:PROFILED_CALLS]])
+            if reference.total_us > 0:
+                summary.reference_library_us = reference.by_class["library_compute"]
+                summary.reference_library_calls = reference.library_calls
+    except kernels.ProfileError as exc:
+        return _profile_failed(ctx, f"malformed profile: {exc}")
+    if summary.total_us <= 0:  # e.g. CUPTI unavailable: nothing to judge, and nothing to hold against anyone
+        return _profile_failed(ctx, "the profiler recorded no activity")
+    ctx.info["profile"] = summary.to_rows()
+    why = kernels.decide(summary, result.get("ref_ms"))
+    if why and ctx.options.policy == "strict":
+        raise Outcome("rejected", why, ("library_compute",))
+
+
+def _profile_failed(ctx: Context, why: str) -> None:
+    lines = [ln.strip() for ln in why.strip().splitlines() if ln.strip()]
+    text = lines[-1] if lines else "unknown"
+    ctx.info["profile"] = [{"name": "(profiling failed)", "class": "error", "error": text[:300]}]
+    ctx.flags.add("profile_failed")
+
+
+def _speed_of_light(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
+    """Threat C4 on a correct, timed GPU run: below the problem's speed-of-light floor is impossible
+    (`below_speed_of_light`); at or above the suite's bound, a large speedup is plausible and
+    `suspicious_speedup` is dropped. Never changes anything when no bound can be had."""
+    sol_ms = result.get("sol_ms")
+    if ctx.device != "cuda" or not ctx.options.timing or not isinstance(sol_ms, (int, float)):
+        return
+    try:
+        with ctx.phase("speed_of_light"):
+            found = speed_of_light.assess(ctx.problem, ctx.preset, ctx.options.precision,
+                                          dict(slot.reference.environment), float(sol_ms), _cache(ctx.options))
+    except Exception as exc:  # the bound is an extra check: its failure must not change the verdict
+        ctx.info["speed_of_light"] = f"failed: {type(exc).__name__}: {exc}"[:300]
+        return
+    ctx.info["speed_of_light"] = found.get("note", "")
+    ctx.flags.difference_update(found.get("drop", ()))
+    ctx.flags.update(found.get("add", ()))
+    if found.get("add"):
+        ctx.info.setdefault("flag_notes", {})["below_speed_of_light"] = found["note"]
 
 
 def _exchange_root() -> str | None:

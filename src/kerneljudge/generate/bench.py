@@ -352,8 +352,8 @@ class Bench:
         if prev.get("verdict") == "no_code":
             feedback, code = feedback_no_code(prev.get("extraction_note") or ""), ""
         else:
-            feedback = feedback_from_verdict(prev, None, hidden_shapes=self.hidden[problem.id])
-            # profiler feedback plugs in here: pass the solution's top kernels as the second argument
+            # the judge's profile of the previous solution (Verdict.profile: top kernels by time, with their class)
+            feedback = feedback_from_verdict(prev, prev.get("profile") or [], hidden_shapes=self.hidden[problem.id])
             code = (self.folder.root / prev["solution_file"]).read_text(encoding="utf-8")
         return build_refinement_messages(text, self.backend, code, feedback, self.hardware, shots=shots,
                                          precision=self.s.precision)

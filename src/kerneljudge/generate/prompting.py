@@ -27,7 +27,7 @@ import re
 import string
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..problem import METADATA_NAMES, ProblemError
 
@@ -523,12 +523,28 @@ def _mismatch(verdict: Mapping[str, Any], reason: str, hidden: bool) -> dict[str
     return info
 
 
-def _profile_rows(profile: Iterable[Any] | None, limit: int) -> list[dict[str, Any]]:
-    rows: list[tuple[str, float]] = []
+_PROFILE_SUMMARY_CLASSES = ("total", "error")   # Verdict.profile rows that are no kernel
+
+
+def _profile_rows(profile: Iterable[Any] | None, limit: int,
+                  clean: Callable[[str], str] = lambda s: s) -> list[dict[str, Any]]:
+    """Top kernels by time from (name, ms) pairs, dicts with kernel/name and ms/time_ms, or Verdict.profile
+    rows ({name, class, device_us, calls, share}); the judge's share and class are kept when given."""
+    rows: list[tuple[str, float, Any, Any]] = []
     for item in profile or []:
+        share = kind = None
         if isinstance(item, Mapping):
+            if item.get("class") in _PROFILE_SUMMARY_CLASSES:
+                continue
             name = item.get("kernel", item.get("name"))
             ms = next((item[k] for k in ("ms", "time_ms", "time", "self_ms", "cuda_time_ms") if k in item), None)
+            if ms is None and "device_us" in item:
+                try:
+                    ms = float(item["device_us"]) / 1000.0
+                except (TypeError, ValueError):
+                    continue
+            share = item.get("share") if _finite(item.get("share")) else None
+            kind = str(item["class"]) if isinstance(item.get("class"), str) else None
         else:
             try:
                 name, ms = item[0], item[1]
@@ -540,11 +556,18 @@ def _profile_rows(profile: Iterable[Any] | None, limit: int) -> list[dict[str, A
             continue
         if name is None or not math.isfinite(ms):
             continue
-        name = str(name)
-        rows.append((name if len(name) <= 160 else name[:157] + "...", ms))
-    total = sum(ms for _, ms in rows)
+        name = clean(str(name))
+        rows.append((name if len(name) <= 160 else name[:157] + "...", ms, share, kind))
+    total = sum(ms for _, ms, _, _ in rows)
     rows.sort(key=lambda r: -r[1])
-    return [{"kernel": n, "ms": ms, "share": (ms / total) if total > 0 else None} for n, ms in rows[:limit]]
+    out = []
+    for n, ms, share, kind in rows[:limit]:
+        row: dict[str, Any] = {"kernel": n, "ms": ms,
+                               "share": share if share is not None else (ms / total) if total > 0 else None}
+        if kind:
+            row["class"] = kind
+        out.append(row)
+    return out
 
 
 def _finding_dict(f: Any) -> dict[str, Any]:
@@ -571,8 +594,10 @@ def feedback_from_verdict(verdict: Mapping[str, Any], profile: Sequence[Any] | N
       flags                    the judge's flags
       findings                 static-analysis findings [{line, code, message, blocking}], at most max_findings
       findings_left_out        how many more there were
-      profile                  [{kernel, ms, share}] top max_profile by time, from `profile`: (name, ms)
-                               pairs or dicts with kernel/name and ms/time_ms
+      profile                  [{kernel, ms, share, class?}] top max_profile by time, from `profile` (or, when
+                               None, the verdict's own `profile`, Verdict.profile rows): (name, ms) pairs or
+                               dicts with kernel/name and ms/time_ms/device_us; class is the judge's
+                               (custom, library_compute, allowed, other) where it gave one
     Never included: seeds, the solution/problem paths, held-out shapes (see the module docstring).
     """
     raw_reason = str(verdict.get("reason") or "")
@@ -599,7 +624,7 @@ def feedback_from_verdict(verdict: Mapping[str, Any], profile: Sequence[Any] | N
         "flags": [str(f) for f in verdict.get("flags") or []],
         "findings": findings[:max_findings],
         "findings_left_out": max(0, len(findings) - max_findings),
-        "profile": _profile_rows(profile, max_profile),
+        "profile": _profile_rows(profile if profile is not None else verdict.get("profile"), max_profile, clean),
     }
 
 
@@ -613,6 +638,13 @@ def feedback_no_code(note: str) -> dict[str, Any]:
         "flags": [], "findings": [], "findings_left_out": 0, "profile": [],
     }
 
+
+_PROFILE_CLASS_WORDS = {
+    "custom": "your code",
+    "library_compute": "library compute, not your kernel",
+    "allowed": "allocation or copy",
+    "other": "not recognised",
+}
 
 _VERDICT_WORDS = {
     "no_code": "no usable code in the reply",
@@ -666,6 +698,7 @@ def render_feedback(feedback: Mapping[str, Any]) -> str:
     profile = feedback.get("profile") or []
     if profile:
         lines = [f"- {p['kernel']}: {p['ms']:.4g} ms" + (f" ({100 * p['share']:.0f}%)" if _finite(p.get("share")) else "")
+                 + (f" [{_PROFILE_CLASS_WORDS.get(p['class'], p['class'])}]" if p.get("class") else "")
                  for p in profile]
         parts.append("Profile of your solution (kernels by time):\n" + "\n".join(lines))
     return "\n\n".join(parts)

@@ -152,9 +152,44 @@ def handle_ship(msg: dict[str, Any], fd: int) -> None:
         _error(fd, "runtime_error", exc)
 
 
+def handle_profile(msg: dict[str, Any], fd: int) -> None:
+    """Calls under torch's profiler (threat C3): which kernels did the work, as plain data.
+
+    A warm call comes first, so first-call work after a re-init stays out of the profiles. The model is
+    profiled once per seed; then the problem's reference Model, built here from the same init seed, is
+    profiled on the same inputs, so the judge can compare the library work of both under the same profiler.
+    A profiler that fails is reported as `profile_error`; the judge records it and moves on."""
+    from . import profiling
+
+    seeds = [int(x) for x in msg["seeds"]]
+    make = lambda seed: loading.make_inputs(S.problem, seed, S.device, S.precision)  # noqa: E731
+    try:
+        worker.call_model(S.model, make(msg["warm_seed"]), S.device)
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+        return
+    try:
+        runs = [profiling.profile_call(S.model, make(seed), S.device) for seed in seeds]
+    except Exception as exc:
+        channel.send(fd, {"status": "ok", "profile_error": worker.error_message(exc)[-1500:],
+                          "flags": _integrity_flags()})
+        return
+    reply: dict[str, Any] = {"status": "ok", "profiles": runs, "reference_profiles": []}
+    try:
+        init_inputs = loading.make_init_inputs(S.problem, msg["init_seed"])
+        reference = loading.build_model(S.problem.Model, init_inputs, msg["init_seed"], S.device, S.precision)
+        worker.call_model(reference, make(msg["warm_seed"]), S.device)
+        reply["reference_profiles"] = [profiling.profile_call(reference, make(seed), S.device) for seed in seeds]
+        del reference
+    except Exception as exc:  # the comparison is optional; the solution's own profile still counts
+        reply["reference_error"] = worker.error_message(exc)[-500:]
+    reply["flags"] = _integrity_flags()
+    channel.send(fd, reply)
+
+
 def main() -> None:
     worker.serve({"load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
-                  "ship": handle_ship})
+                  "ship": handle_ship, "profile": handle_profile})
 
 
 if __name__ == "__main__":
