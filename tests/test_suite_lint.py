@@ -324,6 +324,17 @@ def test_sol_square_matmul_by_hand(cache_dir, tmp_path):
     assert bf16["sol_s"] == pytest.approx(max(flops / sol.H200.bf16_flops, nbytes / 2 / sol.H200.memory_bandwidth))
 
 
+def test_sol_causal_attention_counts_only_the_unmasked_products(tmp_path):
+    problem = read_problem(catalog.suite_root() / "level1" / "100_causal_attention.py")
+    c = problem.constants
+    b, h, s, d = c["batch_size"], c["num_heads"], c["seq_len"], c["head_dim"]
+    counts = sol.measure(problem, cache_dir=str(tmp_path), use_cache=False)
+    dense = 2 * (2 * b * h * s * s * d)                        # q @ k^T and p @ v, every product
+    kept = s * (s + 1) // 2 / (s * s)                          # row i keeps keys 0..i
+    assert counts["flops_by_op"]["bmm"] == dense
+    assert counts["flops"] == pytest.approx(dense * kept, rel=1e-9)
+
+
 def test_sol_linear_with_params_and_data_dependent(tmp_path):
     linear = tmp_path / "linear.py"
     linear.write_text(_problem("""

@@ -394,14 +394,43 @@ def _count_in(problem: Any, mode: str, found: dict[str, Any]) -> None:
         raw = _make_raw_inputs(problem)
         found["inputs"] = _tally([x for x in raw if isinstance(x, torch.Tensor)])
         inputs = [x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in raw]
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        with torch.no_grad(), FlopCounterMode(display=False) as counter, _CausalDiscount(counter) as causal:
             out = model(*inputs)
         outputs: list[torch.Tensor] = []
         _collect_tensors(out, outputs)
         found["outputs"] = _tally(outputs)
-    found["flops"] = int(counter.get_total_flops())
+    found["flops"] = int(counter.get_total_flops() - causal.discount)
     by_op = counter.get_flop_counts().get("Global", {})
     found["flops_by_op"] = {str(op).split(".")[-1]: int(n) for op, n in by_op.items()}
+    if causal.discount:
+        found["flops_by_op"]["causal_mask_skipped"] = -int(causal.discount)
+
+
+class _CausalDiscount(torch.overrides.TorchFunctionMode):
+    """Causal attention needs only the unmasked part of its products; the FLOP counter counts them all.
+
+    scaled_dot_product_attention(..., is_causal=True) keeps, per query row i, min(i + 1, Lk) keys
+    (torch aligns the mask top-left), so that fraction of the products it counted is what any kernel must
+    do; the rest is taken off, or the bound would claim more work than a causal kernel does.
+    """
+
+    def __init__(self, counter: Any):
+        super().__init__()
+        self.counter = counter
+        self.discount = 0.0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is not torch.nn.functional.scaled_dot_product_attention:
+            return func(*args, **kwargs)
+        causal = kwargs.get("is_causal", args[5] if len(args) > 5 else False)
+        before = self.counter.get_total_flops()
+        out = func(*args, **kwargs)
+        if causal is True:
+            lq, lk = args[0].shape[-2], args[1].shape[-2]
+            kept = sum(min(i + 1, lk) for i in range(lq)) / max(lq * lk, 1)
+            self.discount += (self.counter.get_total_flops() - before) * (1.0 - kept)
+        return out
 
 
 def _make_raw_inputs(problem: Any) -> list[Any]:
