@@ -408,6 +408,10 @@ ALWAYS = {
         make(extra="from torch.utils._python_dispatch import TorchDispatchMode\nclass M(TorchDispatchMode):\n    pass"),
     ],
     "judge_introspection": [
+        make(extra="import os, sys\nCHANNEL = int(sys.argv[2])"),
+        make(extra="import os\nos.write(4, b'{}')"),
+        make(extra="from os import read as _r\nframe = _r(3, 8)"),
+        make(extra="import select\nready = select.select([3], [], [], 0)"),
         make(extra="import gc\nobjs = gc.get_objects()"),
         make(extra="import inspect\nframe = inspect.currentframe()"),
         make(extra="import sys\ncaller = sys._getframe(1).f_back.f_locals"),

@@ -35,6 +35,15 @@ INTROSPECTION = frozenset({
 FRAME_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame", "cr_frame",
                          "ag_frame", "__globals__", "__closure__"})
 NATIVE_ROOTS = ("ctypes", "_ctypes", "cffi")
+# the judge talks to the solution's process over inherited pipe descriptors named on its command line;
+# nothing a kernel does needs raw descriptor I/O, and with it a solution could forge the judge's replies
+DESCRIPTOR_IO = frozenset({"os.read", "os.write", "os.readv", "os.writev", "os.pread", "os.pwrite", "os.preadv",
+                           "os.pwritev", "os.fdopen", "os.dup", "os.dup2", "os.sendfile", "os.splice",
+                           "os.set_inheritable", "os.set_blocking", "os.get_blocking", "os.lseek", "os.close",
+                           "os.closerange", "os.fstat", "os.isatty", "os.ttyname", "os.openpty", "os.pipe",
+                           "os.pipe2", "os.mkfifo", "sys.argv", "sys.orig_argv", "socket.fromfd", "socket.socketpair",
+                           "io.FileIO", "io.open_code", "_io.FileIO"})
+DESCRIPTOR_ROOTS = ("select", "selectors", "fcntl", "termios", "multiprocessing.reduction")
 JUDGE_ROOTS = ("__main__", "kerneljudge")
 MOCK_ROOTS = ("unittest.mock", "mock")
 DYNAMIC = frozenset({"builtins.exec", "builtins.eval", "builtins.compile", "types.FunctionType", "types.CodeType",
@@ -208,6 +217,8 @@ class SafetyRules:
             self.add("thread", node, f"uses {q} at line {{line}}; work started in threads or processes can escape the timed window")
         if q in INTROSPECTION:
             self.add("judge_introspection", node, f"uses {q} at line {{line}}, which can reach the judge's frames or objects")
+        if q in DESCRIPTOR_IO or _under(q, DESCRIPTOR_ROOTS):
+            self.add("judge_introspection", node, f"uses {q} at line {{line}}; raw descriptor I/O can reach the judge's private channel")
         if _under(q, NATIVE_ROOTS):
             self.add("judge_introspection", node, f"uses {q} at line {{line}}; ctypes/cffi give raw memory and native calls outside the extension build")
         if _under(q, JUDGE_ROOTS):
