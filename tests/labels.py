@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_LABEL = re.compile(r"^#\s*(expect|expect-lenient|expect-cuda|problem|needs|why|threat)\s*:\s*(.+?)\s*$")
+_LABEL = re.compile(r"^#\s*(expect|expect-lenient|problem|needs|why|threat)\s*:\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,6 @@ class Labelled:
     problem: str | None
     needs: frozenset[str]
     threat: str | None
-    expect_cuda: str | None = None  # where a GPU run must give another verdict; "a|b" allows either
-
-    def expected_on(self, device: str) -> str:
-        """The label for a device; alternatives are joined by "|" (never one that accepts)."""
-        return self.expect_cuda if device == "cuda" and self.expect_cuda else self.expect
 
 
 def read_labels(path: Path) -> Labelled | None:
@@ -33,9 +28,9 @@ def read_labels(path: Path) -> Labelled | None:
     if "expect" not in found:
         return None
     needs = frozenset(n.strip() for n in found.get("needs", "").split(",") if n.strip())
-    lenient, cuda = found.get("expect-lenient"), found.get("expect-cuda")
+    lenient = found.get("expect-lenient")
     return Labelled(path, found["expect"].split()[0], lenient.split()[0] if lenient else None,
-                    found.get("problem"), needs, found.get("threat"), cuda.split()[0] if cuda else None)
+                    found.get("problem"), needs, found.get("threat"))
 
 
 def collect(folder: Path) -> list[Labelled]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..problem import Problem, sha256_text
+from ..jsonl import read_objects
 from ..types import JudgeOptions
 from . import environment
 from .evaluate import Slot, evaluate
@@ -39,17 +40,7 @@ def verdict_key(v: dict[str, Any]) -> str:
 
 def read_log(path: Path) -> list[dict[str, Any]]:
     """Verdicts already in a run log; a torn last line (crash mid-write) is ignored."""
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and "verdict" in row:
-            rows.append(row)
-    return rows
+    return [row for row in read_objects(path) if "verdict" in row]
 
 
 def device_count(device: str) -> int:

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from .cache import write_json_atomic
+from ..jsonl import read_objects as read_jsonl
 
 CONFIG = "config.json"
 VERDICTS = "verdicts.jsonl"
@@ -63,22 +64,6 @@ def safe_url(url: str | None) -> str | None:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a log, one a line; a torn or foreign line is skipped."""
-    if not path.exists():
-        return []
-    rows = []
-    with path.open("r", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict):
-                rows.append(row)
-    return rows
 
 
 def read_verdicts(path: str | os.PathLike) -> tuple[list[dict[str, Any]], int]:

@@ -31,6 +31,7 @@ from .. import channel
 from ..execute import environment
 from ..execute.child import Child
 from ..harness.device_lock import lock_path
+from ..jsonl import read_objects as read_rows
 from ..problem import Problem
 
 WORKER_MODULE = "kerneljudge.harness.baseline_worker"
@@ -41,22 +42,6 @@ MIN_START_S = 0.2    # a task is not started with less time than this left befor
 
 
 # ------------------------------------------------------------------------------------------ the log
-
-
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a baselines JSONL file; a line torn by a crash is skipped."""
-    p = Path(path)
-    rows = []
-    if not p.exists():
-        return rows
-    for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
 
 
 def row_status(row: dict[str, Any]) -> str:
