@@ -91,6 +91,10 @@ def test_sizes_and_divisors():
     roles, _ = _roles("matmul_mkn")
     assert {n: r.kind for n, r in roles.items()} == {"M": R.FEATURE, "K": R.FEATURE, "N": R.FEATURE}
     assert not R.sizes(R.classify(scan_text((UPSTREAM / "no_constants.py").read_text())))
+    # a width that is a multiple of a per-head size moves with it
+    kinds = R.classify(scan_text("d_model = 1024\nhead_size = 64\nseq_len = 2048\nx = (d_model, head_size, seq_len)\n"))
+    assert kinds["d_model"].kind == R.DEPENDENT and kinds["d_model"].expr == "head_size * 16"
+    assert kinds["seq_len"].kind == R.FEATURE   # a multiple of head_size by coincidence only
     # a lowercase k is a top-k count, an uppercase K a matmul size; a small depth is a layer count
     kinds = R.classify(scan_text("k = 50\nK = 4096\ndepth = 6\nx = (k, K, depth)\n"))
     assert (kinds["k"].kind, kinds["K"].kind, kinds["depth"].kind) == (R.KEEP, R.FEATURE, R.KEEP)

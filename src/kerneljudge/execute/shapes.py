@@ -85,6 +85,8 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
         plan = _derive(problem, scan, roles, known, _Prober(worker, problem.path, timeout_s))
     except _ProbeFailed as exc:
         return _plan_from(known, {}, [f"the shape probe failed, nothing derived: {exc}"])
+    except Exception as exc:  # a derivation bug must not stop judging; the note says what happened
+        return _plan_from(known, {}, [f"deriving shapes failed, nothing derived: {type(exc).__name__}: {exc}"])
     finally:
         if own:
             worker.close()
@@ -176,7 +178,8 @@ def _held_out(d: derive.Derivation, base: dict[str, Any], probe: _Prober, notes:
             notes.append(f"{shown}: dropped, output structure {result.get('structure')} differs from "
                          f"{base.get('structure')}")
         elif _total(result) > limit:
-            notes.append(f"{shown}: dropped, {_mib(_total(result))} exceeds the {_mib(limit)} of its base shape")
+            notes.append(f"{shown}: dropped, {_mib(_total(result))} is {_total(result) / limit - 1:.2%} more than "
+                         f"the {_mib(limit)} of its base shape")
         else:
             kept.append(variant.overrides)
             notes.append(f"{shown}: kept ({_mib(_total(result))}, base {_mib(limit)})")
@@ -191,6 +194,9 @@ def _search_small(d: derive.Derivation, base: dict[str, Any], probe: _Prober,
 
     A shape the reference rejects is undone and the size that moved is frozen; a shape that could not be
     checked (no meta forward and too large for the CPU) counts as over budget and shrinking goes on."""
+    if not base["ok"] and not base.get("unchecked"):
+        notes.append(f"small: the reference fails at its default shape ({base.get('error')})")
+        return None, None
     current: dict[derive.Group, int] = {}
     frozen: set[derive.Group] = set()
     result = base

@@ -44,6 +44,22 @@ class _Failed(Exception):
     def __init__(self, stage: str, exc: BaseException):
         super().__init__(f"{stage}: {_short_error(exc)}")
         self.stage = stage
+        self.needs_data = _needs_data(exc)
+
+
+def _needs_data(exc: BaseException) -> bool:
+    """Did the shape fail only because there were no data (fake tensors cannot answer), rather than
+    because the reference rejects it (a ValueError, a shape mismatch, an assertion)?"""
+    if isinstance(exc, NotImplementedError):
+        return True
+    try:
+        from torch._subclasses import fake_tensor
+    except ImportError:
+        return False
+    kinds = tuple(getattr(fake_tensor, n) for n in ("DataDependentOutputException", "DynamicOutputShapeException",
+                                                     "UnsupportedOperatorException", "UnsupportedFakeTensorException")
+                  if hasattr(fake_tensor, n))
+    return isinstance(exc, kinds)
 
 
 def handle_probe(msg: dict[str, Any], fd: int) -> None:
@@ -85,6 +101,9 @@ def _probe(problem: Any, msg: dict[str, Any], reply: dict[str, Any]) -> None:
         break
     if not reply["ok"]:
         why = str(failures[0]) if str(failures[0]) == str(failures[1]) else f"{failures[0]} (fake tensors: {failures[1]})"
+        if not failures[-1].needs_data:   # fake tensors ran into a real error: the reference rejects it
+            reply.update(stage=failures[-1].stage, error=why)
+            return
         unknown_ok = bool(msg.get("cpu_unknown_ok")) and "input_bytes" not in estimate
         if not (_fits(estimate, limit) or unknown_ok):
             reply.update(estimate=estimate, unchecked=True, stage=failures[0].stage,
