@@ -68,7 +68,10 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
     known = _metadata(problem, scan)
     if all(p in known for p in PRESETS):
         return _plan_from(known, {}, [])
-    roles = R.classify(scan)
+    try:
+        roles = R.classify(scan)
+    except Exception as exc:  # a rule bug must not stop judging
+        return _plan_from(known, {}, [f"deriving shapes failed, nothing derived: {type(exc).__name__}: {exc}"])
     if not R.sizes(roles):
         why = "no module-level integer size constants" if not scan.constants else \
             f"no constant is a size ({R.describe(roles, scan)})"
@@ -142,8 +145,8 @@ def _derive(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: dict[
         if base["ok"]:
             derived["held_out"] = _held_out(derive.Derivation(scan, roles), base, probe, notes, "held-out", False)
         else:
-            notes.append(f"held-out: the reference did not run at its default shape without data "
-                         f"({base.get('error')}), so no other shape can be compared with it")
+            notes.append(f"held-out: the reference could not be checked at its default shape ({base.get('error')}), "
+                         f"so no other shape can be compared with it")
     small = known.get("small")
     small_result = None
     if small is None:
