@@ -131,25 +131,25 @@ class _Reference:
 
 def _context(stem: str, device: str = "cuda"):
     from kerneljudge import JudgeOptions
-    from kerneljudge.execute import evaluate as E
+    from kerneljudge.execute import context, work_audit
 
-    return E, E.Context(_suite(stem), JudgeOptions(device=device), device, _Reference(), False, {})
+    return work_audit, context.Context(_suite(stem), JudgeOptions(device=device), device, _Reference(), False, {})
 
 
-def test_judge_raises_the_flag_with_its_reason(big_relu, monkeypatch):
+def test_judge_raises_the_flag_with_its_reason(big_relu, monkeypatch, cache_dir):
     E, ctx = _context("21_relu")
     ctx.flags.add("suspicious_speedup")
     _, floor_ms, _ = big_relu
-    E._speed_of_light(ctx, {"sol_ms": 0.1 * floor_ms}, E.Slot(reference=_Reference()))
+    E.speed_of_light_check(ctx, {"sol_ms": 0.1 * floor_ms}, _Reference.environment, cache_dir)
     assert "below_speed_of_light" in ctx.flags  # the review flag may stay: both block acceptance
     assert "least time any NVIDIA H200 needs" in ctx.info["flag_notes"]["below_speed_of_light"]
     assert "speed_of_light" in ctx.phases
 
 
-def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch):
+def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch, cache_dir):
     E, ctx = _context("21_relu", device="cpu")
     ctx.flags.add("suspicious_speedup")
-    E._speed_of_light(ctx, {"sol_ms": 1e-9}, E.Slot(reference=_Reference()))
+    E.speed_of_light_check(ctx, {"sol_ms": 1e-9}, _Reference.environment, cache_dir)
     assert ctx.flags == {"suspicious_speedup"}
     E, ctx = _context("21_relu")
     ctx.flags.add("suspicious_speedup")
@@ -158,7 +158,7 @@ def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch):
         raise RuntimeError("lint worker gone")
 
     monkeypatch.setattr(S, "assess", broken)
-    E._speed_of_light(ctx, {"sol_ms": 1e-9}, E.Slot(reference=_Reference()))
+    E.speed_of_light_check(ctx, {"sol_ms": 1e-9}, _Reference.environment, cache_dir)
     assert ctx.flags == {"suspicious_speedup"} and "lint worker gone" in ctx.info["speed_of_light"]
 
 

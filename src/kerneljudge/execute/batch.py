@@ -18,9 +18,8 @@ from typing import Any, Callable
 from ..problem import Problem, sha256_text
 from ..jsonl import read_objects
 from ..types import JudgeOptions
-from . import environment
-from .evaluate import Slot, evaluate
-from .reference import ReferenceService
+from . import environment, shapes
+from .evaluate import Slot, evaluate, make_slots
 
 
 @dataclass(frozen=True)
@@ -30,12 +29,14 @@ class Job:
 
     def key(self, options: JudgeOptions, device: str) -> str:
         sol_sha = sha256_text(self.solution.read_text())
-        return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy])
+        return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy, options.numerics,
+                         options.clock])
 
 
 def verdict_key(v: dict[str, Any]) -> str:
     return "|".join([v.get("problem_sha256", ""), v.get("solution_sha256", ""), v.get("device", ""),
-                     v.get("precision", ""), v.get("policy", "")])
+                     v.get("precision", ""), v.get("policy", ""), v.get("contract", "tf32"),
+                     v.get("clock", "end_to_end")])
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -67,16 +68,17 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
     n_slots = device_count(device)
     # a CUDA load_inline build has two compile jobs (the C++ binding and the .cu file): let both run at once
     build_env = {"MAX_JOBS": str(max(2, (os.cpu_count() or 1) // workers))}
-    slots = [Slot(ReferenceService(device, options.precision, options.threads, cache,
-                                   env=_slot_env(device, i, build_env)), env=_slot_env(device, i, build_env))
-             for i in range(n_slots)]
+    slots = make_slots(device, options, n_slots, build_env)
+    unique = list({job.problem.path: job.problem for job, _ in todo}.values())
+    plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, cache)))
     lock = threading.Lock()
     out_path.parent.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
     counter = {"n": 0}
 
     def work(index: int, job: Job) -> dict[str, Any]:
-        verdict = evaluate(job.problem, str(job.solution), options, slots[index % n_slots], device).to_dict()
+        verdict = evaluate(job.problem, str(job.solution), options, slots[index % n_slots], device,
+                           plans.get(job.problem.path)).to_dict()
         with lock:
             with out_path.open("a") as log:
                 log.write(json.dumps(verdict, sort_keys=True) + "\n")
@@ -105,15 +107,6 @@ def _start_reference(slot: Slot) -> None:
             slot.reference.hello()
         except Exception:  # the first solution to use the slot gets the error in its verdict
             pass
-
-
-def _slot_env(device: str, index: int, extra: dict[str, str]) -> dict[str, str]:
-    env = dict(extra)
-    if device == "cuda":
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-        ids = [d for d in visible.split(",") if d.strip()] if visible else None
-        env["CUDA_VISIBLE_DEVICES"] = ids[index] if ids else str(index)
-    return env
 
 
 def _summary(v: dict[str, Any]) -> str:
