@@ -27,7 +27,7 @@ from .problem import ProblemError, read_problem
 
 COLUMNS = ("code", "level", "name", "problem_id")
 MANIFEST = "kernelbench_hf_import.json"
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_+-]")  # no dots or separators: a name cannot leave its folder
 
 
 class HFImportError(ValueError):
@@ -107,7 +107,7 @@ def file_stem(problem_id: int, name: str) -> str:
     stem = name.strip()
     if stem.endswith(".py"):
         stem = stem[:-3]
-    stem = _UNSAFE.sub("_", stem).strip(".") or "problem"
+    stem = _UNSAFE.sub("_", stem) or "problem"
     return stem if stem.startswith(f"{problem_id}_") else f"{problem_id}_{stem}"
 
 

@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import threading
+import time
 from typing import Any, Optional, TextIO
 
 _COUNTED = re.compile(r"^(?:\[\s*[\d.]+s\]\s*)?\[(\d+)/(\d+)\]")
@@ -64,6 +65,7 @@ class Progress:
         self.done = 0
         self.total = total
         self._bar: Any = None
+        self._started = time.time()      # a bar made at the first item line still counts from here
         self._lock = threading.Lock()
         if total is not None:
             self.start(total)
@@ -74,6 +76,7 @@ class Progress:
         """Begin (or restart the count of) a run of `total` items."""
         with self._lock:
             self.total, self.done = total, 0
+            self._started = time.time()
             if self.mode == "bar":
                 if self._bar is not None:
                     self._bar.close()
@@ -133,8 +136,10 @@ class Progress:
     # -- internals
 
     def _new_bar(self, total: Optional[int]) -> Any:
-        return _tqdm()(total=total, desc=self.desc or None, unit=self.unit, file=self.out, dynamic_ncols=True,
-                       smoothing=0.1, leave=True)
+        bar = _tqdm()(total=total, desc=self.desc or None, unit=self.unit, file=self.out, dynamic_ncols=True,
+                      smoothing=0.1, leave=True)
+        bar.start_t = bar.last_print_t = self._started  # rate and ETA over the whole run, not from this line
+        return bar
 
     def _write(self, line: Optional[str]) -> None:
         if line is None:
