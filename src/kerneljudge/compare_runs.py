@@ -72,7 +72,8 @@ def _differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[s
 
 def compare(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]], *,
             thresholds: Sequence[float] = DEFAULT_P, baselines: Optional[Mapping[str, Mapping[str, float]]] = None,
-            n_boot: int = 1000, seed: int = 0, confidence: float = 0.95, labels: Sequence[str] = ("A", "B")) -> dict[str, Any]:
+            n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+            labels: Sequence[str] = ("A", "B")) -> dict[str, Any]:
     """Paired comparison, JSON-able. Keys: a, b ({label, rows, problems}), problems ({shared, only_a, only_b,
     only_a_ids, only_b_ids}), confidence, n_boot, seed, warnings, and baselines: {"eager": block, NAME: block}
     where a block is {fast_p: {fast_P: {a, b, diff: {value, ci}, b_better, a_better}}, geomean_speedup:
@@ -118,7 +119,8 @@ def compare_text(c: Mapping[str, Any]) -> str:
     for name, block in c["baselines"].items():
         table = [[f"against {name}", "A", "B", "B - A", "B better / A better"]]
         for k, e in block["fast_p"].items():
-            table.append([k, ci_str(e["a"]), ci_str(e["b"]), ci_str(e["diff"], signed=True), f"{e['b_better']} / {e['a_better']}"])
+            table.append([k, ci_str(e["a"]), ci_str(e["b"]), ci_str(e["diff"], signed=True),
+                          f"{e['b_better']} / {e['a_better']}"])
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
         lines.append("")
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in table]

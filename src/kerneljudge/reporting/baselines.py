@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
+
+from .. import score
 
 BASELINE_HELP = ("[NAME=]FILE (JSON object problem_id -> ms), or 'compile' / 'eager' for the packaged H200 "
                  "torch.compile / eager reference times (as `kerneljudge score --baseline`). Repeatable")
@@ -24,4 +27,8 @@ def load_baselines(specs: Sequence[str], rows: Iterable[Mapping[str, Any]] = ())
         else:
             name, table = _read_baseline(spec)
         out[name] = table
+        lacking = sorted({score.problem_of(r) for r in rows} - set(table))
+        if lacking:
+            print(f"kerneljudge: baseline {name} has no time for {len(lacking)} problem(s) ({', '.join(lacking[:3])}"
+                  f"{' ...' if len(lacking) > 3 else ''}): they count as not faster against it", file=sys.stderr)
     return out

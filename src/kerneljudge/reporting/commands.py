@@ -63,6 +63,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (RunError, ValueError) as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
         return 3
+    devices = {str(v.get("device_name") or "") for r in runs for v in r.rows}
+    if not args.baseline and devices and all("H200" in d for d in devices):
+        print("kerneljudge: judged on an H200: add --baseline compile for curves against the packaged torch.compile "
+              "times (docs/baselines.md)", file=sys.stderr)
     for run in runs:
         if run.dropped:
             print(f"kerneljudge: {run.label}: {run.dropped} repeated row(s) for the same (problem, sample, turn) "

@@ -60,7 +60,8 @@ def problem_table(runs: Sequence[Run], with_source: bool = True) -> Markup:
             level = score.level_of(v)
             speedup = _num(v.get("speedup"))
             cells: list[Any] = ([run.label] if several else []) + [
-                Cell(tag("a", score.problem_of(v), href=f"#v{n}"), score.problem_of(v)), Cell(level, float(level)), v.get("backend") or "-",
+                Cell(tag("a", score.problem_of(v), href=f"#v{n}"), score.problem_of(v)), Cell(level, float(level)),
+                v.get("backend") or "-",
                 Cell(fmt(_index(v, "sample")), _index(v, "sample")), Cell(fmt(_index(v, "turn")), _index(v, "turn")),
                 Cell(label, cls=_verdict_class(label)),
                 Cell("-" if speedup is None else f"{speedup:.2f}x", speedup),

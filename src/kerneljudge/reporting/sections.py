@@ -25,7 +25,8 @@ def _band_note(n_boot: int) -> str:
             if n_boot else "No bands (--band-boot 0); ")
 
 
-def curve_figures(runs: Sequence[Run], curves: Sequence[Mapping[str, Any]], baseline: str, n_boot: int) -> list[plots.Figure]:
+def curve_figures(runs: Sequence[Run], curves: Sequence[Mapping[str, Any]], baseline: str,
+                  n_boot: int) -> list[plots.Figure]:
     """fast_p over p against one baseline: all runs together, then per level, then per turn for each run
     with refinement turns."""
     figs = []
