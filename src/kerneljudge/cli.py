@@ -107,7 +107,10 @@ def _run_folder(problems_dir: Path, solutions_dir: Path, out: Path, args: argpar
         jobs = [j for j in jobs if detect_backend(j.solution.read_text()) in args.backends]
     print(f"judging {len(jobs)} solution(s) of {len({j.problem.id for j in jobs})} problem(s); log: {out}",
           file=sys.stderr)
-    verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs)
+    from .progress import Progress
+
+    with Progress(desc="judging", unit="solution") as progress:
+        verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs, progress=progress.callback)
     if args.json:
         for v in verdicts:
             print(json.dumps(v, sort_keys=True))
@@ -168,9 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .shapes.commands import register as register_shapes  # shapes
     from .suite.commands import register as register_suite  # lint, suite
 
+    from .reporting.commands import register as register_results  # report, export, compare, import-hf
+
     register_suite(sub)
     register_shapes(sub)
     register_generation(sub)
+    register_results(sub)
     return parser
 
 
