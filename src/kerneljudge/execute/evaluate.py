@@ -223,7 +223,7 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
     if opts.timing:
         with ctx.phase("profile"):
             work_audit.profile(ctx, result)
-        work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache(opts))
+        work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache(opts), slot.reference.count)
         if not ctx.info.get("held_out_failed"):
             timed.device_clock(ctx, result)
 

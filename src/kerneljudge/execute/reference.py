@@ -116,6 +116,15 @@ class ReferenceService:
                                   "precision": self.precision, "tf32": tf32, "budget_s": budget_s})
         return reply
 
+    def count(self, problem_path: str) -> dict[str, Any]:
+        """The problem's FLOPs and bytes at its default size, counted on the meta device in this warm process
+        (the reply of the lint worker's "sol" command; see suite/sol.py)."""
+        self._ensure()
+        try:
+            return self._request({"cmd": "count", "problem_path": problem_path})[0]
+        except ReferenceError as exc:  # the problem cannot be counted (or the process failed and was closed)
+            return {"status": "error", "message": str(exc)}
+
     def cached_timing(self, problem_sha: str, preset: dict[str, Any], tf32: bool = False) -> dict[str, Any] | None:
         """Reference statistics measured by an earlier judge run, or None. This process alone writes them."""
         path = self._cache_path(problem_sha, preset, "-tf32" if tf32 else "")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Callable
 
 from ..analysis import kernels
 from . import speed_of_light
@@ -57,7 +57,8 @@ def _profile_failed(ctx: Context, why: str) -> None:
     ctx.flags.add("profile_failed")
 
 
-def speed_of_light_check(ctx: Context, result: dict[str, Any], environment: dict[str, Any], cache_dir: str) -> None:
+def speed_of_light_check(ctx: Context, result: dict[str, Any], environment: dict[str, Any], cache_dir: str,
+                         count: Callable[[str], dict[str, Any]] | None = None) -> None:
     """Threat C4 on a correct, timed GPU run: below the problem's speed-of-light floor is impossible
     (`below_speed_of_light`); at or above the suite's bound, a large speedup is plausible and
     `suspicious_speedup` is dropped. Never changes anything when no bound can be had."""
@@ -67,7 +68,7 @@ def speed_of_light_check(ctx: Context, result: dict[str, Any], environment: dict
     try:
         with ctx.phase("speed_of_light"):
             found = speed_of_light.assess(ctx.problem, ctx.preset, ctx.options.precision, dict(environment),
-                                          float(sol_ms), cache_dir)
+                                          float(sol_ms), cache_dir, count=count)
     except Exception as exc:  # the bound is an extra check: its failure must not change the verdict
         ctx.info["speed_of_light"] = f"failed: {type(exc).__name__}: {exc}"[:300]
         return

@@ -10,13 +10,14 @@ is timed with, in rounds the orchestrator interleaves with the solution's. It ca
 from __future__ import annotations
 
 import secrets
+import sys
 import time
 from typing import Any
 
 import torch
 
 from .. import channel
-from . import compare, device_clock, ipc, loading, timing, worker
+from . import compare, device_clock, ipc, loading, timing, work_count, worker
 
 _models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
@@ -179,6 +180,24 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
     channel.send(fd, {"status": "ok", **stats})
 
 
+def handle_count(msg: dict[str, Any], fd: int) -> None:
+    """Count the problem's work at its default size on the meta device (for the speed-of-light bound): this
+    process is warm, so a new problem costs well under a second. Counting changes no device state."""
+    started = time.perf_counter()
+    reply: dict[str, Any] = {"status": "ok", "notes": []}
+    module = None
+    try:
+        module = loading.load_module(msg["problem_path"])
+        work_count.count(module, reply)
+    except Exception as exc:
+        reply = {"status": "error", "kind": "problem_error", "message": work_count.short_error(exc)}
+    finally:
+        if module is not None:
+            sys.modules.pop(module.__name__, None)
+    reply["seconds"] = round(time.perf_counter() - started, 4)
+    channel.send(fd, reply)
+
+
 def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: str, budget_s: float) -> dict[str, Any]:
     """The reference (or torch.compile) timed alone with the solution's per-call method, for baselines.
 
@@ -199,7 +218,8 @@ def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: s
 
 def main() -> None:
     worker.serve({"hello": handle_hello, "expect": handle_expect, "check": handle_check, "forget": handle_forget,
-                  "time_round": handle_time_round, "device_time": handle_device_time})
+                  "time_round": handle_time_round, "device_time": handle_device_time,
+                  "count": handle_count})
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ import torch
 
 from .. import channel
 from . import loading, worker
-from .lint_worker import _reset_globals, _short_error, _state_tensors, handle_ping
+from .lint_worker import _reset_globals, handle_ping
+from .work_count import short_error as _short_error, state_tensors as _state_tensors
 
 INIT_SEED = 20260101
 INPUT_SEED = 1234
