@@ -74,6 +74,22 @@ def _triton(device: str) -> str:
     return "ok" if torch.equal(out.cpu(), (x + y).cpu()) else "wrong result"
 
 
+def _cuda_init(_: object) -> str:
+    import torch
+
+    torch.ones(1, device="cuda")
+    torch.cuda.synchronize()
+    return f"ok:{len(os.listdir('/proc/self/task'))} threads"
+
+
+def _ipc(_: object) -> str:
+    """Export a CUDA tensor as torch's IPC does (its first export creates a counter file in /dev/shm)."""
+    import torch
+
+    torch.ones(4, device="cuda").untyped_storage()._share_cuda_()
+    return "ok"
+
+
 def _signal(pid: int) -> str:
     os.kill(pid, 0)
     return "ok"
@@ -115,7 +131,8 @@ def _pipe(fd: int) -> str:
 
 ACTIONS = {"write": _write, "read": _read, "list": _list, "mkdir": _mkdir, "tcp": _tcp, "daemon": _daemon,
            "gcc": _gcc, "triton": _triton, "signal": _signal, "getpid": _getpid, "exit": _exit,
-           "selfsignal": _selfsignal, "pipe": _pipe, "sleep": _sleep, "apply_pending": _apply_pending}
+           "selfsignal": _selfsignal, "pipe": _pipe, "sleep": _sleep, "apply_pending": _apply_pending,
+           "cuda_init": _cuda_init, "ipc": _ipc}
 
 
 def main() -> None:

@@ -255,6 +255,20 @@ def test_boxed_env_moves_every_cache_into_scratch():
     assert env["PYTHONDONTWRITEBYTECODE"] == "1" and "PYTHONPYCACHEPREFIX" not in env
 
 
+def test_a_trusted_cache_is_copied_into_scratch_without_links(tmp_path):
+    template = tmp_path / "template"
+    (template / "triton" / "abc").mkdir(parents=True)
+    (template / "triton" / "abc" / "cuda_utils.so").write_bytes(b"trusted")
+    (template / "triton" / "link").symlink_to("/etc/passwd")
+    scratch = tmp_path / "scratch"
+    spec.prepare_scratch(str(scratch))
+    assert spec.seed_scratch_cache(str(template), str(scratch)) == 1
+    copy = scratch / "cache" / "triton" / "abc" / "cuda_utils.so"
+    assert copy.read_bytes() == b"trusted" and not copy.is_symlink()
+    assert not (scratch / "cache" / "triton" / "link").exists()
+    assert spec.seed_scratch_cache(str(tmp_path / "missing"), str(scratch)) == 0
+
+
 @pytest.mark.gpu
 def test_cuda_and_a_triton_kernel_run_in_the_box(tmp_path):
     """Landlock at start, before CUDA is initialised: every thread CUDA starts is inside the box."""

@@ -117,9 +117,10 @@ def _rules(spec: BoxSpec) -> dict[str, int]:
     """One entry per path: the union of every right the spec grants it.
 
     Plus this process's own thread folder, writable: the CUDA driver names the threads it starts by
-    writing /proc/self/task/<tid>/comm, and its initialisation fails (error 304) when it cannot (measured
-    on an H200, kernel 6.18). The folder holds only this process's threads."""
-    rules: dict[str, int] = {"/proc/self/task": READ_FILE | WRITE_FILE}  # opened, so resolved, now
+    opening /proc/self/task/<tid>/comm for writing with truncation, and cudaGetDeviceCount fails with
+    error 304 when it cannot (measured on an H200, kernel 6.18: read+write alone fail, +truncate works).
+    The folder holds only this process's threads."""
+    rules: dict[str, int] = {"/proc/self/task": READ_FILE | WRITE_FILE | TRUNCATE}  # resolved when opened
     for paths, rights in ((spec.list_only, READ_DIR), (spec.read, READ), (spec.execute, READ | EXECUTE),
                           (spec.write, WRITE)):
         for path in paths:

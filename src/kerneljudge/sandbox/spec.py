@@ -171,6 +171,27 @@ def prepare_scratch(scratch: str) -> None:
         os.makedirs(os.path.join(scratch, sub), mode=0o700, exist_ok=True)
 
 
+def seed_scratch_cache(template: str, scratch: str) -> int:
+    """Copy a trusted, pre-warmed cache folder (say a Triton cache made by a warm-up kernel the judge ran
+    itself) into a scratch folder's cache/, so each solution does not recompile Triton's own helper
+    modules. Regular files only, copied (never linked: a solution may change its copy, not the template).
+    Returns how many files were copied; a missing template copies nothing."""
+    import shutil
+
+    copied = 0
+    for root, dirs, files in os.walk(template, followlinks=False):
+        relative = os.path.relpath(root, template)
+        target = os.path.normpath(os.path.join(scratch, "cache", relative))
+        os.makedirs(target, mode=0o700, exist_ok=True)
+        for name in files:
+            source = os.path.join(root, name)
+            if os.path.islink(source) or not os.path.isfile(source):
+                continue
+            shutil.copyfile(source, os.path.join(target, name), follow_symlinks=False)
+            copied += 1
+    return copied
+
+
 def boxed_env(env: dict[str, str], scratch: str) -> dict[str, str]:
     """`env` with every place a tool writes by default moved inside `scratch` (see prepare_scratch).
 
