@@ -124,6 +124,12 @@ def _apply_pending(_: object) -> str:
     return "ok" if outcome.applied else f"not applied: {outcome.reason}"
 
 
+def _record(_: object) -> str:
+    from kerneljudge.sandbox import namespaces
+
+    return "ok:" + json.dumps({k: namespaces.RECORD[k] for k in ("active", "missing")})
+
+
 def _pipe(fd: int) -> str:
     os.write(fd, b"through the pipe")
     return "ok"
@@ -132,7 +138,7 @@ def _pipe(fd: int) -> str:
 ACTIONS = {"write": _write, "read": _read, "list": _list, "mkdir": _mkdir, "tcp": _tcp, "daemon": _daemon,
            "gcc": _gcc, "triton": _triton, "signal": _signal, "getpid": _getpid, "exit": _exit,
            "selfsignal": _selfsignal, "pipe": _pipe, "sleep": _sleep, "apply_pending": _apply_pending,
-           "cuda_init": _cuda_init, "ipc": _ipc}
+           "cuda_init": _cuda_init, "ipc": _ipc, "record": _record}
 
 
 def main() -> None:

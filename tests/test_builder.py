@@ -150,8 +150,8 @@ def test_a_judge_killed_mid_build_leaves_debris_that_is_wiped_and_built_once_by_
     request = dict(TINY, extra_cflags=["-DKJ_KILLED_BUILD"])
     key = builder.key(validate(request))
     folder = os.path.join(builder.root, key)
-    script = ("import sys; from kerneljudge.execute.builder import Builder; "
-              f"Builder({builder.root!r}, dict(__import__('os').environ)).build(__import__('json').loads({json.dumps(request)!r}), 300)")
+    script = ("import json, os; from kerneljudge.execute.builder import Builder; "
+              f"Builder({builder.root!r}, dict(os.environ)).build(json.loads({json.dumps(request)!r}), 300)")
     judge = subprocess.Popen([sys.executable, "-c", script], env=_env(), start_new_session=True)
     try:
         deadline = time.monotonic() + 60

@@ -225,6 +225,34 @@ def test_exit_status_signals_and_inherited_pipes_pass_through(box):
     assert time.monotonic() - started < 60
 
 
+def _without_network_namespace(command: list[str]) -> list[str]:
+    """The same launch, in an interpreter where entering a network namespace fails with EPERM (as in a
+    container that forbids it)."""
+    script = ("import errno, runpy, sys; from kerneljudge.sandbox import namespaces\n"
+              "def refuse(): raise OSError(errno.EPERM, 'unshare(network): Operation not permitted')\n"
+              "namespaces.enter_network_namespace = refuse\n"
+              "sys.argv = sys.argv[1:]; runpy.run_module('kerneljudge.sandbox.launch', run_name='__main__')")
+    return [command[0], "-c", script, *command[3:]]
+
+
+def test_a_missing_layer_is_skipped_and_recorded_unless_required(box):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        command = _without_network_namespace(box.command([["record", 0], ["tcp", port]]))
+        done = subprocess.run(command, env=box.env(), capture_output=True, text=True, timeout=120, cwd=box.scratch)
+    record, tcp = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = json.loads(record[3:])
+    assert "netns" in seen["missing"] and "netns" not in seen["active"]
+    assert {"userns", "pidns", "no_new_privs", "landlock"} <= set(seen["active"])
+    assert tcp == "PermissionError"  # Landlock's own TCP rule is the second wall
+    required = launch.argv(box.box(), "sandbox_actions", ["[]"], require=("netns",))
+    refused = subprocess.run(_without_network_namespace(required), env=box.env(), capture_output=True, text=True,
+                             timeout=120, cwd=box.scratch)
+    assert refused.returncode == launch.REFUSED_EXIT and "netns" in refused.stderr
+
+
 def test_landlock_applied_later_restricts_from_then_on(box):
     before, after = os.path.join(box.other, "before"), os.path.join(box.other, "after")
     try:
@@ -277,7 +305,8 @@ def test_cuda_and_a_triton_kernel_run_in_the_box(tmp_path):
         env = b.env()
         env.pop("TRITON_INTERPRET")
         env.pop("CUDA_VISIBLE_DEVICES")
-        command = launch.argv(b.box(gpu=True), "sandbox_actions", [json.dumps([["triton", "cuda"], ["write", "/dev/shm/kj-gpu-planted"]])])
+        actions = [["triton", "cuda"], ["write", "/dev/shm/kj-gpu-planted"]]
+        command = launch.argv(b.box(gpu=True), "sandbox_actions", [json.dumps(actions)])
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=b.scratch)
         assert json.loads(done.stdout.strip().splitlines()[-1]) == ["ok", "PermissionError"], done.stderr[-3000:]
     finally:

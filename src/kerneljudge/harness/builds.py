@@ -23,7 +23,6 @@ from typing import Any, Callable
 RequestBuild = Callable[[dict[str, Any]], str]
 
 _DROPPED = {"build_directory", "verbose", "keep_intermediates", "use_pch"}
-SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".cu", ".cuh", ".h", ".hpp", ".hh", ".inl")
 
 
 class BuildFailed(Exception):

@@ -80,7 +80,7 @@ class Outcome:
     other_threads: int = 0          # threads alive at restriction time, which stay unrestricted
     network: bool = False           # TCP bind/connect refused by Landlock itself
     scoped: bool = False            # abstract UNIX sockets and signals confined to the sandbox
-    skipped: tuple[str, ...] = ()   # paths of the spec that do not exist here
+    skipped: tuple[str, ...] = ()   # paths of the spec that could not be opened here (not granted)
 
     def to_dict(self) -> dict[str, Any]:
         return {"applied": self.applied, "abi": self.abi, "reason": self.reason,
@@ -129,10 +129,11 @@ def _rules(spec: BoxSpec) -> dict[str, int]:
 
 
 def _add_rule(ruleset: int, path: str, rights: int, handled: int) -> bool:
-    """False when the path does not exist (skipped); OSError for anything else."""
+    """False when the path cannot be opened (missing, or hidden from this user): it is then not granted,
+    which only narrows the box. OSError when the kernel refuses the rule."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:
         return False
     try:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
@@ -196,9 +197,11 @@ def restrict(spec: BoxSpec, network: bool = True) -> Outcome:
 
 
 def apply_pending() -> Outcome:
-    """Apply the spec the launcher deferred (its `landlock: "later"` mode), once; a no-op Outcome if none.
+    """Apply the box the launcher left pending, once; an Outcome with applied=False if there is none.
 
-    The solution worker calls this after CUDA is initialised and before it loads the solution."""
+    Pending is the box itself in the launcher's "later" mode, or the narrower "then" box in its "start"
+    mode. The solution worker calls this after CUDA is initialised (and, for the two-stage box, after its
+    first CUDA IPC export) and before it loads the solution."""
     global PENDING
     spec, PENDING = PENDING, None
     if spec is None:

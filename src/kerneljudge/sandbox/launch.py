@@ -17,13 +17,13 @@ The launcher ends the way the worker ended: with the same exit status, or killed
 (re-raised on itself, core dumps off), so callers see "killed by SIGSEGV" exactly as without the box.
 
 SPEC_JSON is an object: {"box": BoxSpec.to_dict(), "landlock": "start" | "later" | "off", "then":
-BoxSpec.to_dict() (optional), "nice": int, "require": [layer, ...], "parent": pid (optional: die with it)}. "start" restricts the worker to
-"box" before MODULE runs, every thread it will ever have included, and leaves "then" (a narrower box)
-in `landlock.PENDING` for the worker to add later with `landlock.apply_pending()`. "later" leaves "box"
-itself pending: only the thread that applies it and what that thread starts afterwards are restricted
-(CUDA's own threads, started before, are not). A layer that cannot be set up is skipped and recorded in
-`namespaces.RECORD`, unless it is in "require": then the launcher exits with status 126 and says why on
-stderr ("landlock" can only be required with "start").
+BoxSpec.to_dict() (optional), "nice": int, "require": [layer, ...], "parent": pid (optional: die with it)}.
+"start" restricts the worker to "box" before MODULE runs, every thread it will ever have included, and
+leaves "then" (a narrower box) in `landlock.PENDING` for the worker to add later with
+`landlock.apply_pending()`. "later" leaves "box" itself pending: only the thread that applies it and what
+that thread starts afterwards are restricted (CUDA's own threads, started before, are not). A layer that
+cannot be set up is skipped and recorded in `namespaces.RECORD`, unless it is in "require": then the
+launcher exits with status 126 and says why on stderr ("landlock" can only be required with "start").
 """
 
 from __future__ import annotations
