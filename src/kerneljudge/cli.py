@@ -51,7 +51,8 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
                         "Landlock, no_new_privs) is missing here; without it such verdicts carry `unsandboxed`")
     p.add_argument("--reserved-cores", type=int, default=None, metavar="N",
                    help="CPU cores kept per device for the processes that time there; builds use the rest "
-                        "(default: 2 per GPU when enough cores remain, on the CPU --threads; 0: no pinning)")
+                        "(default: 2 per GPU when enough cores remain, on the CPU --threads when two cores stay for builds; "
+                        "0: no pinning)")
 
 
 def _options(args: argparse.Namespace) -> JudgeOptions:

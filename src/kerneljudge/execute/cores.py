@@ -11,7 +11,7 @@ device); builds and solutions waiting for a device run on the other cores, build
     pin_tree(pid, layout.timing[0])
 
 `reserved=None` picks: 2 per GPU slot where at least two cores per slot stay for builds, else 1, else none;
-on the CPU the timed process runs `threads` threads, so it reserves that many when one core stays for builds.
+on the CPU the timed process runs `threads` threads, so it reserves that many when two cores stay for builds.
 With no cores reserved every process may use every core (`layout.active` is False).
 """
 
@@ -59,8 +59,8 @@ def plan_cores(slots: int, device: str, threads: int = 1, reserved: int | None =
 
 
 def _auto_reserved(n_cores: int, slots: int, device: str, threads: int) -> int:
-    if device != "cuda":
-        return max(1, threads) if n_cores > max(1, threads) else 0
+    if device != "cuda":  # only where two cores stay for builds: a lone build core would slow builds down more
+        return max(1, threads) if n_cores - max(1, threads) >= 2 else 0
     for per_slot in (2, 1):
         if n_cores - per_slot * slots >= 2 * slots:
             return per_slot

@@ -113,6 +113,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     ctx = Context(problem, options, device, slot.reference, small, preset,
                   held_out=plan.held_out_for(small) if options.held_out else [])
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
+    ctx.info["backend"] = backend
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
     ctx.info["custom_kernels"] = kernels.custom_kernel_names(text)
     ctx.info["header_libraries"] = kernels.header_libraries(text)
@@ -200,7 +201,10 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     opts, problem = ctx.options, ctx.problem
     report = slot.box or boxing.session_report(opts.require_sandbox)
     base_env = environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env)
-    box = boxing.make_box(report, base_env, [problem.path, solution_path], ctx.device, ctx.transport == "ipc")
+    template = boxing.triton_template(_cache(opts), base_env) \
+        if ctx.device == "cuda" and ctx.info.get("backend") == "triton" else None
+    box = boxing.make_box(report, base_env, [problem.path, solution_path], ctx.device, ctx.transport == "ipc",
+                          template)
     ctx.exchange = box.exchange
     ctx.on_outputs = box.remember_ipc
     ctx.on_build = lambda request, left: _build(slot, box, request, left, ctx)

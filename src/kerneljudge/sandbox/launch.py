@@ -89,11 +89,19 @@ def _enter_namespaces(record: dict[str, Any]) -> None:
             record["active"].append(layer)
 
 
-def _close_fds_except(keep: set[int]) -> None:
+def _open_fds() -> list[int]:
+    """This process's open descriptors. Read before init mounts the PID namespace's own /proc: from then on
+    the launcher (outside that namespace) finds no /proc/self there."""
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 1024))
+
+
+def _close_fds_except(keep: set[int], fds: list[int] | None = None) -> None:
     """Drop every inherited descriptor above stderr but `keep`: only the worker may hold the caller's
     pipes, so the caller sees end-of-file as soon as the worker is gone."""
-    for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else []:
-        fd = int(name)
+    for fd in _open_fds() if fds is None else fds:
         if fd > 2 and fd not in keep:
             try:
                 os.close(fd)
@@ -236,6 +244,7 @@ def main() -> None:
     _enter_namespaces(record)
     status_r, status_w = os.pipe()
     alive_r, alive_w = os.pipe()
+    inherited = _open_fds()
     init = os.fork()
     if init == 0:
         os.close(status_r)
@@ -244,7 +253,7 @@ def main() -> None:
         return  # only the worker gets here, after its module has run: a normal interpreter exit
     os.close(status_w)
     os.close(alive_r)
-    _close_fds_except({status_r, alive_w})
+    _close_fds_except({status_r, alive_w}, inherited)
     _, init_status = os.waitpid(init, 0)
     reported = os.read(status_r, _STATUS.size)
     _exit_like(_STATUS.unpack(reported)[0] if len(reported) == _STATUS.size else init_status)
