@@ -1,0 +1,249 @@
+"""A long-lived judging pool: solutions build in parallel, then take turns on the devices.
+
+    with JudgePool(JudgeOptions(device="cuda")) as pool:
+        future = pool.submit(problem, "solution.py")      # concurrent.futures.Future[Verdict]
+        verdict = future.result()
+
+One lane per device: per visible GPU (or the one CPU) a lock and a trusted reference process (one per
+precision/threads/cache a job asks for, started on first use). A fixed number of daemon worker threads take
+jobs in the order they were submitted; each picks the least busy lane, builds the solution (that part runs
+alongside other builds) and then waits for the lane's lock to judge it: one solution per device at a time,
+as execute/evaluate.py enforces. Builds and runs happen in disposable child processes; this process never
+imports a solution.
+
+Any number of GPUs: the lanes are the GPUs in CUDA_VISIBLE_DEVICES (or all that torch counts), or those
+passed as `gpus`. A solution's child and the lane's reference process see only their lane's GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import queue
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..problem import Problem
+from ..types import JudgeOptions, Verdict
+from . import environment
+from .evaluate import Slot, evaluate
+from .reference import ReferenceService
+
+
+class PoolClosed(RuntimeError):
+    """The pool was closed before (or while) the job was judged; its verdict, if any, is not to be trusted."""
+
+
+def device_count(device: str) -> int:
+    if device != "cuda":
+        return 1
+    import torch
+
+    return max(1, torch.cuda.device_count())
+
+
+def visible_gpus() -> list[str]:
+    """The GPU ids this process may hand out, one lane each."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip():
+        return [d.strip() for d in visible.split(",") if d.strip()]
+    return [str(i) for i in range(device_count("cuda"))]
+
+
+def default_workers(device: str) -> int:
+    """Solutions in flight at once: every core on a GPU machine (builds overlap), two on the CPU (the
+    judged run shares the cores with the builds there)."""
+    cores = os.cpu_count() or 1
+    return cores if device == "cuda" else min(2, cores)
+
+
+class Lane:
+    """One device: its lock, the environment its children get, its reference processes."""
+
+    def __init__(self, device: str, gpu: str | None, build_env: dict[str, str]):
+        self.device = device
+        self.gpu = gpu
+        self.env = dict(build_env)
+        if gpu is not None:
+            self.env["CUDA_VISIBLE_DEVICES"] = gpu
+        self.lock = threading.Lock()
+        self.assigned = 0            # jobs of this lane being built or judged
+        self.judged = 0
+        self._slots: dict[tuple[str, int, str], Slot] = {}
+        self._slots_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return f"cuda:{self.gpu}" if self.gpu is not None else self.device
+
+    def slot(self, options: JudgeOptions) -> Slot:
+        """The Slot (this lane's lock and env, the reference process for these options) a job judges on."""
+        cache = options.cache_dir or environment.default_cache_dir()
+        key = (options.precision, options.threads, cache)
+        with self._slots_lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                reference = ReferenceService(self.device, options.precision, options.threads, cache, env=self.env)
+                slot = self._slots[key] = Slot(reference, env=self.env, lock=self.lock)
+            return slot
+
+    def warm(self, options: JudgeOptions) -> None:
+        """Start the reference process while the first solutions build; its error, if any, reaches the
+        first verdict that needs it."""
+        slot = self.slot(options)
+        with slot.lock:
+            try:
+                slot.reference.hello()
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        with self._slots_lock:
+            slots = list(self._slots.values())
+        for slot in slots:
+            slot.reference.close()
+
+    def status(self) -> dict[str, Any]:
+        return {"device": self.name, "busy": self.lock.locked(), "in_flight": self.assigned,
+                "judged": self.judged}
+
+
+@dataclasses.dataclass
+class _Job:
+    problem: Problem
+    solution_path: str
+    options: JudgeOptions
+    future: Future
+    on_start: Callable[[], None] | None
+
+
+class JudgePool:
+    """Judge solutions on this machine's devices; see the module docstring."""
+
+    def __init__(self, options: JudgeOptions | None = None, workers: int | None = None,
+                 gpus: Sequence[str] | None = None, build_env: dict[str, str] | None = None):
+        self.options = options or JudgeOptions()
+        self.device = environment.resolve_device(self.options.device)
+        self.workers = max(1, workers or default_workers(self.device))
+        cores = os.cpu_count() or 1
+        # a CUDA load_inline build has two compile jobs (the C++ binding and the .cu file): let both run at once
+        env = {"MAX_JOBS": str(max(2, cores // self.workers))}
+        env.update(build_env or {})
+        if self.device == "cuda":
+            ids = list(gpus) if gpus else visible_gpus()
+            self.lanes = [Lane("cuda", gpu, env) for gpu in ids]
+        else:
+            self.lanes = [Lane(self.device, None, env)]
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._queued = 0
+        self._threads = [threading.Thread(target=self._work, name=f"kj-pool-{i}", daemon=True)
+                         for i in range(self.workers)]
+        for t in self._threads:
+            t.start()
+
+    # -- submitting
+
+    def submit(self, problem: Problem, solution_path: str | Path, options: JudgeOptions | None = None,
+               on_start: Callable[[], None] | None = None) -> "Future[Verdict]":
+        """Queue one solution; the future gets its Verdict (or OSError for an unreadable file, PoolClosed
+        when the pool is closed first). on_start is called in the worker thread when judging begins."""
+        opts = self._options_for(options)
+        future: Future = Future()
+        with self._lock:
+            if self._closed:
+                raise PoolClosed("the judging pool is closed")
+            self._queued += 1
+            self._jobs.put(_Job(problem, str(solution_path), opts, future, on_start))
+        return future
+
+    def _options_for(self, options: JudgeOptions | None) -> JudgeOptions:
+        opts = options or self.options
+        if environment.resolve_device(opts.device) != self.device:
+            raise ValueError(f"this pool judges on {self.device}; a job asked for {opts.device}")
+        return dataclasses.replace(opts, device=self.device)
+
+    def warm(self, options: JudgeOptions | None = None) -> None:
+        """Start every lane's reference process in the background (for these options)."""
+        opts = self._options_for(options)
+        for lane in self.lanes:
+            threading.Thread(target=lane.warm, args=(opts,), name=f"kj-warm-{lane.name}", daemon=True).start()
+
+    # -- the workers
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            with self._lock:
+                self._queued -= 1
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            lane = self._pick_lane()
+            try:
+                if job.on_start is not None:
+                    job.on_start()
+                verdict = evaluate(job.problem, job.solution_path, job.options, lane.slot(job.options), self.device)
+            except BaseException as exc:  # handed to whoever waits on the future, never fatal here
+                job.future.set_exception(exc)
+                continue
+            finally:
+                with self._lock:
+                    lane.assigned -= 1
+            if self._closed:   # the pool was closed under it: its reference may have died mid-judgement
+                job.future.set_exception(PoolClosed("the judging pool was closed while this job ran"))
+                continue
+            with self._lock:
+                lane.judged += 1
+            job.future.set_result(verdict)
+
+    def _pick_lane(self) -> Lane:
+        with self._lock:
+            lane = min(self.lanes, key=lambda ln: ln.assigned)
+            lane.assigned += 1
+            return lane
+
+    # -- state
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {"device": self.device, "workers": self.workers, "waiting": self._queued,
+                    "lanes": [lane.status() for lane in self.lanes]}
+
+    def close(self, wait_s: float = 5.0) -> None:
+        """Stop: queued jobs are cancelled, running ones end with PoolClosed (their children are killed when
+        their reference process goes), reference processes are closed."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queued = 0
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job.future.cancel()
+        for _ in self._threads:
+            self._jobs.put(None)
+        for lane in self.lanes:
+            lane.close()
+        for t in self._threads:
+            t.join(timeout=wait_s / max(1, len(self._threads)))
+        for lane in self.lanes:   # again: a judgement that was ending may have restarted one
+            lane.close()
+
+    def __enter__(self) -> "JudgePool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
