@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import re
 from typing import Any, Awaitable, Callable
 
@@ -24,6 +25,7 @@ from .intake import BadRequest, parse_item
 from .jobs import JobStore, QueueFull
 
 MAX_JOBS_PER_REQUEST = 1000
+log = logging.getLogger("kerneljudge.serve")
 _ID = re.compile(r"^[0-9a-f]{24}$")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -34,7 +36,7 @@ def error(status: int, message: str, headers: dict[str, str] | None = None, **ex
 
 def build_app(store: JobStore, defaults: JudgeOptions, token: str | None, max_request_bytes: int) -> web.Application:
     app = web.Application(client_max_size=max_request_bytes,
-                          middlewares=[_errors_middleware(), _auth_middleware(token)])
+                          middlewares=[_errors_middleware(max_request_bytes), _auth_middleware(token)])
     app["store"] = store
     app["defaults"] = defaults
     app.router.add_post("/v1/jobs", post_jobs)
@@ -59,13 +61,13 @@ def _auth_middleware(token: str | None):
     return auth
 
 
-def _errors_middleware():
+def _errors_middleware(max_request_bytes: int):
     @web.middleware
     async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             return await handler(request)
         except web.HTTPRequestEntityTooLarge as exc:
-            return error(413, f"request too large: at most {exc.max_size} bytes (--max-request-bytes)")
+            return error(413, f"request too large: at most {max_request_bytes} bytes (--max-request-bytes)")
         except web.HTTPException as exc:
             if exc.status < 400:
                 raise
@@ -76,6 +78,9 @@ def _errors_middleware():
         except QueueFull as exc:
             return error(429, str(exc), headers={"Retry-After": str(exc.retry_after_s)},
                          retry_after_s=exc.retry_after_s)
+        except Exception:   # a bug here: logged, answered as JSON, the service keeps going
+            log.exception("kerneljudge serve: internal error on %s %s", request.method, request.path)
+            return error(500, "internal error in the judge service (see its log)")
 
     return errors
 
