@@ -142,14 +142,15 @@ class JobStore:
                              "problem_sha256": spec.problem_sha256, "solution_sha256": spec.solution_sha256,
                              "options": options_record(spec.options), "t": round(time.time(), 3)})
             ids = [secrets.token_hex(12) for _ in keyed]
+            first = set(new)
             for job_id, (spec, key) in zip(ids, keyed):
                 rows.append({"event": "id", "id": job_id, "key": key})
-                if key not in new:
-                    entry = self.entries[key]
-                    if entry.state == "done":
-                        self.counters.cache_hits += 1
-                    else:
-                        self.counters.attached += 1
+                if key in first:
+                    first.discard(key)          # the id that starts the judgement
+                elif key not in new and self.entries[key].state == "done":
+                    self.counters.cache_hits += 1
+                else:
+                    self.counters.attached += 1
             self.journal.extend(rows)         # on disk before anyone is told the ids
             for job_id, (_, key) in zip(ids, keyed):
                 self.ids[job_id] = key
