@@ -176,9 +176,17 @@ class KernelReward:
     def _judge_remote(self, todo: dict[tuple[str, str], str]) -> dict[tuple[str, str], dict[str, Any]]:
         from .client import job_object
 
+        from .serve.intake import suite_problem
+
         keys = list(todo)
-        ids = self._client.submit_many(job_object(todo[k], problem=k[0], options=self.options or None)
-                                       for k in keys)
+
+        def job(key: tuple[str, str]) -> dict[str, Any]:
+            problem = key[0]
+            if suite_problem(problem) is None and Path(problem).is_file():   # a problem file here: sent as text
+                return job_object(todo[key], problem_text=Path(problem).read_text(), options=self.options or None)
+            return job_object(todo[key], problem=problem, options=self.options or None)
+
+        ids = self._client.submit_many(job(k) for k in keys)
         with ThreadPoolExecutor(max_workers=min(16, len(ids))) as waiters:
             verdicts = list(waiters.map(lambda i: self._client.wait(i, self.timeout_s), ids))
         return dict(zip(keys, verdicts))

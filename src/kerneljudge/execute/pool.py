@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import queue
+import secrets
+import signal
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -30,6 +32,35 @@ from ..types import JudgeOptions, Verdict
 from . import environment
 from .evaluate import Slot, evaluate
 from .reference import ReferenceService
+
+
+CHILD_MARK = "KJ_POOL_CHILD"
+
+
+def kill_marked_children(mark: str) -> int:
+    """SIGKILL the process groups of this user's processes whose environment holds `mark` (NAME=VALUE):
+    the children a closed pool had started. Linux only (/proc); elsewhere nothing is done. Returns how many."""
+    needle = mark.encode() + b"\0"
+    killed = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle not in f.read() + b"\0":
+                    continue
+            group = os.getpgid(int(entry))
+            if group == os.getpgrp():      # never this process's own group
+                continue
+            os.killpg(group, signal.SIGKILL)
+            killed += 1
+        except (OSError, ProcessLookupError):
+            continue
+    return killed
 
 
 class PoolClosed(RuntimeError):
@@ -131,6 +162,10 @@ class JudgePool:
         # a CUDA load_inline build has two compile jobs (the C++ binding and the .cu file): let both run at once
         env = {"MAX_JOBS": str(max(2, cores // self.workers))}
         env.update(build_env or {})
+        # a mark in every child's environment, so that close() can find the children of judgements it cut
+        # short (evaluate() owns them and would only kill them at its next time limit)
+        self._mark = f"{CHILD_MARK}={secrets.token_hex(8)}"
+        env[CHILD_MARK] = self._mark.split("=", 1)[1]
         if self.device == "cuda":
             ids = list(gpus) if gpus else visible_gpus()
             self.lanes = [Lane("cuda", gpu, env) for gpu in ids]
@@ -241,6 +276,7 @@ class JudgePool:
             t.join(timeout=wait_s / max(1, len(self._threads)))
         for lane in self.lanes:   # again: a judgement that was ending may have restarted one
             lane.close()
+        kill_marked_children(self._mark)
 
     def __enter__(self) -> "JudgePool":
         return self
