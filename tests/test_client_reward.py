@@ -109,3 +109,18 @@ def test_reward_and_clients_against_a_service(tmp_path, cache_dir):
         assert status["counters"]["judged"] == 4
     finally:
         service.stop()
+
+
+@pytest.mark.slow
+def test_the_reward_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "reward_example.py"), "--steps", "2"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("mean reward 0.275") == 2, proc.stdout

@@ -49,3 +49,19 @@ def add_executor_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", default=None,
                    help="with --executor ray: the cluster to join (e.g. ray://head:10001 or auto); "
                         "default: start a local Ray instance")
+
+
+class ExecutorSession:
+    """An Executor behind the blocking judge(problem, path) -> Verdict of api.Judge, for code written
+    against a Judge session (bench's judge worker threads): their calls then overlap on every device."""
+
+    def __init__(self, executor: Executor, options: JudgeOptions):
+        self.executor = executor
+        self.options = options
+        self.device = executor.device
+
+    def judge(self, problem: Problem, solution: Any) -> Any:
+        return self.executor.submit(problem, solution, self.options).result()
+
+    def close(self) -> None:
+        self.executor.close()
