@@ -20,9 +20,9 @@ _LISTENING = re.compile(r"listening on (http://\S+)")
 
 class Service:
     def __init__(self, journal: Path, *args: str, cache_dir: str, token_file: Path | None = None,
-                 host: str = "127.0.0.1", timeout_s: float = 90.0):
+                 host: str = "127.0.0.1", timeout_s: float = 90.0, device: str = "cpu"):
         cmd = [sys.executable, "-m", "kerneljudge.serve", "--host", host, "--port", "0", "--journal", str(journal),
-               "--device", "cpu", "--cache-dir", cache_dir, *args]
+               "--device", device, "--cache-dir", cache_dir, *args]
         if token_file is not None:
             cmd += ["--token-file", str(token_file)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import time
 import urllib.error
 import urllib.request
@@ -94,16 +93,13 @@ def _retry_after(headers: Any) -> float:
         return 1.0
 
 
-class _Polling:
-    """Backoff for wait(): starts at `first`, grows by 1.5x with jitter, capped at `cap`."""
-
-    def __init__(self, first: float = 0.2, cap: float = 5.0):
-        self.delay, self.cap = first, cap
-
-    def next(self) -> float:
-        delay = self.delay * random.uniform(0.8, 1.2)
-        self.delay = min(self.cap, self.delay * 1.5)
-        return delay
+def _hold(deadline: float | None, request_timeout_s: float) -> float:
+    """How long to ask the service to hold a GET (a long poll): until the deadline, within the request's own
+    timeout, at most 20 s a request."""
+    hold = min(20.0, max(0.0, request_timeout_s - 5.0))
+    if deadline is not None:
+        hold = min(hold, max(0.0, deadline - time.monotonic()))
+    return hold
 
 
 class JudgeClient:
@@ -156,17 +152,15 @@ class JudgeClient:
         return self._request("GET", f"/v1/jobs/{job_id}")
 
     def wait(self, job_id: str, timeout_s: float | None = None) -> dict[str, Any]:
-        """Poll until the job is done; returns its verdict. Raises JobTimeout."""
+        """Wait (long polls of up to 20 s) until the job is done; returns its verdict. Raises JobTimeout."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        polling = _Polling()
         while True:
-            job = self.get(job_id)
+            hold = _hold(deadline, self.timeout_s)
+            job = self._request("GET", f"/v1/jobs/{job_id}?wait={hold:.2f}")
             if job["state"] == "done":
                 return job["verdict"]
-            delay = polling.next()
-            if deadline is not None and time.monotonic() + delay > deadline:
+            if deadline is not None and time.monotonic() >= deadline:
                 raise JobTimeout(f"job {job_id} is still {job['state']} after {timeout_s:g} s")
-            time.sleep(delay)
 
     def judge(self, solution_text: str, problem: str | None = None, problem_text: str | None = None,
               options: dict[str, Any] | None = None, timeout_s: float | None = None) -> dict[str, Any]:
@@ -248,15 +242,13 @@ class AsyncJudgeClient:
 
     async def wait(self, job_id: str, timeout_s: float | None = None) -> dict[str, Any]:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        polling = _Polling()
         while True:
-            job = await self.get(job_id)
+            hold = _hold(deadline, self.timeout_s)
+            job = await self._request("GET", f"/v1/jobs/{job_id}?wait={hold:.2f}")
             if job["state"] == "done":
                 return job["verdict"]
-            delay = polling.next()
-            if deadline is not None and time.monotonic() + delay > deadline:
+            if deadline is not None and time.monotonic() >= deadline:
                 raise JobTimeout(f"job {job_id} is still {job['state']} after {timeout_s:g} s")
-            await asyncio.sleep(delay)
 
     async def judge(self, solution_text: str, problem: str | None = None, problem_text: str | None = None,
                     options: dict[str, Any] | None = None, timeout_s: float | None = None) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
     POST /v1/jobs         one job object -> 202 {"id"}; a list of them -> 202 {"ids": [...]}
     GET  /v1/jobs/{id}    -> 200 {"id", "state": "queued"|"running"|"done", "verdict": {...} | null}
+                             (?wait=S: held until done or S seconds, at most 60)
     GET  /v1/health       -> 200 {"ok": true}
     GET  /v1/status       -> 200 {"queue", "device", "devices", "counters"}
 
@@ -25,6 +26,7 @@ from .intake import BadRequest, parse_item
 from .jobs import JobStore, QueueFull
 
 MAX_JOBS_PER_REQUEST = 1000
+MAX_WAIT_S = 60.0
 log = logging.getLogger("kerneljudge.serve")
 _ID = re.compile(r"^[0-9a-f]{24}$")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -111,10 +113,20 @@ async def post_jobs(request: web.Request) -> web.Response:
 
 
 async def get_job(request: web.Request) -> web.Response:
+    """?wait=S (at most 60): answer as soon as the job is done, or after S seconds (a long poll)."""
     job_id = request.match_info["job_id"]
-    found = request.app["store"].get(job_id) if _ID.match(job_id) else None
+    store: JobStore = request.app["store"]
+    found = store.get(job_id) if _ID.match(job_id) else None
     if found is None:
         return error(404, f"no job with id {job_id!r}")
+    try:
+        wait_s = min(MAX_WAIT_S, max(0.0, float(request.query.get("wait", 0))))
+    except ValueError:
+        raise BadRequest("wait must be a number of seconds") from None
+    deadline = asyncio.get_running_loop().time() + wait_s
+    while found["state"] != "done" and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+        found = store.get(job_id) or found
     return web.json_response(found)
 
 
