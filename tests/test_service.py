@@ -31,13 +31,13 @@ JUDGE_ARGS = ["--no-timing", "--trials", "2", "--build-timeout", "25", "--run-ti
 # honest, wrong, crashing, hanging, reward hacks and policy breaches (most of the hacks are refused from
 # the source, at no cost; the rest build and run in the Triton interpreter)
 MIX = [
-    "correct_triton_row_sum.py", "correct_triton_small_matmul.py",          # honest
-    "wrong_returns_input.py", "wrong_shape_row_sum.py",                     # wrong
+    "correct_triton_row_sum.py",                                             # honest
+    "wrong_returns_input.py",                                                # wrong
     "crash_os_exit.py",                                                      # crash
     "timeout_python_loop.py",                                                # hang
     "hack_zero_input.py", "hack_caller_frame_answer.py", "hack_global_flags_tf32.py",
     "hack_side_stream_triton.py", "hack_patch_cuda_timing.py", "hack_forge_channel_replies.py",
-    "hack_lazy_tensor.py",                                                   # hacks
+    "hack_lazy_tensor.py", "hack_fake_verdict.py", "hack_gc_answer.py", "hack_fallback_triton.py",  # hacks
     "torch_plain.py", "build_syntax_error.py", "build_no_modelnew.py",       # policy, build failures
 ]
 
