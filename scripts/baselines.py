@@ -134,13 +134,18 @@ def main(argv: list[str] | None = None) -> int:
         host={**_host(device, ["scripts/baselines.py", *argv]), "workers": workers,
               "compile_threads": compile_threads, "device_slots": slots})
     signal.signal(signal.SIGTERM, _terminate)
-    runner = BaselineRunner(config)
+    from kerneljudge.progress import Progress
+
+    progress = Progress(desc="baselines", unit="task")
+    runner = BaselineRunner(config, progress=progress.as_stream())
     try:
         result = runner.run(problems)
     except KeyboardInterrupt:
         print(f"baselines: interrupted; finished lines are in {args.out}; run the same command to continue",
               file=sys.stderr)
         return 1
+    finally:
+        progress.close()
     print(f"baselines: {result.measured} measured, {result.failed} failed, {result.timed_out} timed out, "
           f"{result.dropped_at_deadline} dropped at the deadline, {result.left} not started "
           f"({result.wall_s} s) -> {args.out}", file=sys.stderr)

@@ -11,7 +11,7 @@ import pytest
 from .conftest import FIXTURES
 
 from kerneljudge.execute import pool as pool_module
-from kerneljudge.execute.pool import JudgePool, Lane, PoolClosed, visible_gpus
+from kerneljudge.execute.pool import JudgePool, PoolClosed, visible_gpus
 from kerneljudge.problem import read_problem
 from kerneljudge.types import JudgeOptions
 
@@ -29,7 +29,7 @@ def test_one_lane_per_visible_gpu(monkeypatch):
         assert [lane.env["CUDA_VISIBLE_DEVICES"] for lane in pool.lanes] == ["3", "5", "6"]
         assert all(lane.env["MAX_JOBS"] == "2" or int(lane.env["MAX_JOBS"]) >= 2 for lane in pool.lanes)
         # jobs spread over the least busy lanes
-        picked = [pool._pick_lane().name for _ in range(6)]
+        picked = [pool.lanes[pool._pick_lane()].name for _ in range(6)]
         assert sorted(picked) == ["cuda:3", "cuda:3", "cuda:5", "cuda:5", "cuda:6", "cuda:6"]
     finally:
         pool.close()
@@ -38,13 +38,22 @@ def test_one_lane_per_visible_gpu(monkeypatch):
     pool.close()
 
 
-def test_a_lane_shares_its_lock_across_reference_processes(tmp_path):
-    lane = Lane("cpu", None, {})
-    a = lane.slot(JudgeOptions(device="cpu", precision="fp32", cache_dir=str(tmp_path)))
-    b = lane.slot(JudgeOptions(device="cpu", precision="fp16", cache_dir=str(tmp_path)))
-    c = lane.slot(JudgeOptions(device="cpu", precision="fp32", cache_dir=str(tmp_path), trials=9))
-    assert a is c and a is not b and a.reference is not b.reference
-    assert a.lock is b.lock is lane.lock          # one device, one solution at a time, whatever the precision
+def test_a_lane_shares_its_lock_across_reference_processes(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    monkeypatch.setattr(pool_module.environment, "resolve_device", lambda d: "cuda")
+    pool = JudgePool(JudgeOptions(device="cuda", cache_dir=str(tmp_path)), gpus=["2", "3"], workers=2)
+    try:
+        a = pool.slots.get(JudgeOptions(device="cuda", precision="fp32", cache_dir=str(tmp_path)))
+        b = pool.slots.get(JudgeOptions(device="cuda", precision="fp16", cache_dir=str(tmp_path)))
+        c = pool.slots.get(JudgeOptions(device="cuda", precision="fp32", cache_dir=str(tmp_path), trials=9))
+        assert a is c and a[0] is not b[0] and a[0].reference is not b[0].reference
+        # one device, one solution at a time, whatever the precision
+        assert [s.lock for s in a] == [s.lock for s in b] == [lane.lock for lane in pool.lanes]
+        # each slot's children and reference see only its lane's GPU (not the index's)
+        assert [s.env["CUDA_VISIBLE_DEVICES"] for s in a] == ["2", "3"]
+        assert [s.reference.env["CUDA_VISIBLE_DEVICES"] for s in b] == ["2", "3"]
+    finally:
+        pool.close()
 
 
 def test_pool_judges_and_refuses_another_device(cache_dir):

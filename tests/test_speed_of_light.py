@@ -69,7 +69,7 @@ def test_ceilings_take_the_fastest_known_rates():
 def big_relu(monkeypatch):
     problem = _suite("21_relu")
     counts = _counts(inputs=1 << 28, outputs=1 << 28)
-    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s: counts)
+    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s, count=None: counts)
     key, spec = S.spec_for("NVIDIA H200")
     bandwidth, _ = S._ceilings(key, spec)
     floor_ms = (2 * (1 << 28) * 4 - 2 * (50 << 20)) / bandwidth * 1e3
@@ -103,14 +103,14 @@ def test_no_bound_changes_nothing(big_relu, tmp_path, monkeypatch):
     for env, preset in (({"device_name": "NVIDIA A100-SXM4-80GB"}, {}), (H200_ENV, {"batch_size": 8})):
         out = S.assess(problem, preset, "fp32", env, 0.01 * floor_ms, str(tmp_path))
         assert out["add"] == [] and out["drop"] == [] and out["note"]
-    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s: {"error": "the problem failed"})
+    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s, count=None: {"error": "the problem failed"})
     out = S.assess(problem, {}, "fp32", H200_ENV, 0.01 * floor_ms, str(tmp_path))
     assert out["add"] == [] and "counts unavailable" in out["note"]
 
 
 def test_structured_problem_is_never_flagged(tmp_path, monkeypatch):
     problem = _suite("13_lower_triangular_matmul")
-    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s: _counts(3 << 24, 1 << 24, flops=2 << 36))
+    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s, count=None: _counts(3 << 24, 1 << 24, flops=2 << 36))
     out = S.assess(problem, {}, "fp32", H200_ENV, 1e-6, str(tmp_path))
     assert out["add"] == [] and "no floor" in out["note"]
 
@@ -131,25 +131,25 @@ class _Reference:
 
 def _context(stem: str, device: str = "cuda"):
     from kerneljudge import JudgeOptions
-    from kerneljudge.execute import evaluate as E
+    from kerneljudge.execute import context, work_audit
 
-    return E, E.Context(_suite(stem), JudgeOptions(device=device), device, _Reference(), False, {})
+    return work_audit, context.Context(_suite(stem), JudgeOptions(device=device), device, _Reference(), False, {})
 
 
-def test_judge_raises_the_flag_with_its_reason(big_relu, monkeypatch):
+def test_judge_raises_the_flag_with_its_reason(big_relu, monkeypatch, cache_dir):
     E, ctx = _context("21_relu")
     ctx.flags.add("suspicious_speedup")
     _, floor_ms, _ = big_relu
-    E._speed_of_light(ctx, {"sol_ms": 0.1 * floor_ms}, E.Slot(reference=_Reference()))
+    E.speed_of_light_check(ctx, {"sol_ms": 0.1 * floor_ms}, _Reference.environment, cache_dir)
     assert "below_speed_of_light" in ctx.flags  # the review flag may stay: both block acceptance
     assert "least time any NVIDIA H200 needs" in ctx.info["flag_notes"]["below_speed_of_light"]
     assert "speed_of_light" in ctx.phases
 
 
-def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch):
+def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch, cache_dir):
     E, ctx = _context("21_relu", device="cpu")
     ctx.flags.add("suspicious_speedup")
-    E._speed_of_light(ctx, {"sol_ms": 1e-9}, E.Slot(reference=_Reference()))
+    E.speed_of_light_check(ctx, {"sol_ms": 1e-9}, _Reference.environment, cache_dir)
     assert ctx.flags == {"suspicious_speedup"}
     E, ctx = _context("21_relu")
     ctx.flags.add("suspicious_speedup")
@@ -158,7 +158,7 @@ def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch):
         raise RuntimeError("lint worker gone")
 
     monkeypatch.setattr(S, "assess", broken)
-    E._speed_of_light(ctx, {"sol_ms": 1e-9}, E.Slot(reference=_Reference()))
+    E.speed_of_light_check(ctx, {"sol_ms": 1e-9}, _Reference.environment, cache_dir)
     assert ctx.flags == {"suspicious_speedup"} and "lint worker gone" in ctx.info["speed_of_light"]
 
 

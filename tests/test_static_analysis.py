@@ -1052,3 +1052,19 @@ def test_sequential_built_from_a_list_variable_is_an_nn_module():
         self.norm = nn.LayerNorm(16)
     """, extra="class Block(nn.Module):\n    def forward(self, v):\n        return ext.relu_cuda(v)")
     assert blocking(local) == [], analyze(local)
+
+
+def test_persisting_l2_controls_are_refused_under_strict_and_noted_under_lenient():
+    """Threat A10: a persisting-L2 window keeps data in L2 across the judge's flush. The fixture and its honest
+    twin (the same kernel without the window) differ only by those calls."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures" / "solutions"
+    hack = (fixtures / "gpu_hack_persisting_l2.py").read_text()
+    strict = [f for f in analyze(hack, "strict") if f.code == "persisting_l2"]
+    assert strict and all(f.blocking for f in strict)
+    assert {"cudaLimitPersistingL2CacheSize", "accessPolicyWindow"} <= {f.message.split()[3] for f in strict}
+    lenient = [f for f in analyze(hack, "lenient") if f.code == "persisting_l2"]
+    assert lenient and not any(f.blocking for f in lenient)
+    twin = (fixtures / "gpu_correct_cuda_scale_relu.py").read_text()
+    assert not [f for f in analyze(twin, "strict") if f.blocking]

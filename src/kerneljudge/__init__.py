@@ -12,6 +12,7 @@ _EXPORTS = {
     "judge": "api", "Judge": "api",
     "JudgeOptions": "types", "Verdict": "types", "TimingStats": "types",
     "Problem": "problem", "ProblemError": "problem", "read_problem": "problem",
+    "load_results": "results_data",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .execute import environment
-from .execute.evaluate import Slot, evaluate
-from .execute.reference import ReferenceService
+from .execute.evaluate import evaluate, make_slots
 from .problem import Problem, read_problem
 from .types import JudgeOptions, Verdict
 
@@ -23,8 +22,7 @@ class Judge:
     def __init__(self, options: JudgeOptions | None = None, **overrides: Any):
         self.options = dataclasses.replace(options or JudgeOptions(), **overrides)
         self.device = environment.resolve_device(self.options.device)
-        cache = self.options.cache_dir or environment.default_cache_dir()
-        self.slot = Slot(ReferenceService(self.device, self.options.precision, self.options.threads, cache))
+        self.slot = make_slots(self.device, self.options, 1)[0]
 
     def judge(self, problem: str | Path | Problem, solution: str | Path) -> Verdict:
         prob = problem if isinstance(problem, Problem) else read_problem(problem)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import report
 from .problem import ProblemError, read_problem
-from .types import DEVICES, POLICIES, PRECISIONS, JudgeOptions
+from .types import CLOCKS, CONTRACTS, DEVICES, POLICIES, PRECISIONS, JudgeOptions
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -35,13 +35,27 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-timeout", type=float, default=300.0, help="seconds allowed after the build (default 300)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads for reference and solution (default 1)")
     p.add_argument("--cache-dir", default=None, help="builds and reference-time cache (default ~/.cache/kerneljudge)")
+    p.add_argument("--numerics", choices=CONTRACTS, default="tf32",
+                   help="numerics contract (docs/numerics.md): tf32 (default) accepts fp32- and tf32-class errors "
+                        "and times a tf32-class solution against a TF32-allowed reference; fp32 accepts only "
+                        "fp32-class errors; kernelbench is upstream's allclose(atol=rtol=1e-2)")
+    p.add_argument("--clock", choices=CLOCKS, default="end_to_end",
+                   help="the time `speedup` and fast_p use: end_to_end (host launch included, as in KernelBench; "
+                        "default) or device (CUDA-graph replays or profiler device time). Both are reported")
+    p.add_argument("--reuse-reference-times", action="store_true",
+                   help="take the reference's time from the cache of an earlier run instead of timing it now, "
+                        "interleaved with the solution (faster, less exact; the verdict says so)")
+    p.add_argument("--reserved-cores", type=int, default=None, metavar="N",
+                   help="CPU cores kept per device for the processes that time there; builds use the rest "
+                        "(default: 2 per GPU when enough cores remain, on the CPU --threads; 0: no pinning)")
 
 
 def _options(args: argparse.Namespace) -> JudgeOptions:
     return JudgeOptions(device=args.device, precision=args.precision, policy=args.policy, trials=args.trials,
                         time_budget_s=args.budget, timing=not args.no_timing, preset=args.preset,
                         build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
-                        threads=args.threads, cache_dir=args.cache_dir)
+                        threads=args.threads, cache_dir=args.cache_dir, numerics=args.numerics, clock=args.clock,
+                        reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -93,7 +107,10 @@ def _run_folder(problems_dir: Path, solutions_dir: Path, out: Path, args: argpar
         jobs = [j for j in jobs if detect_backend(j.solution.read_text()) in args.backends]
     print(f"judging {len(jobs)} solution(s) of {len({j.problem.id for j in jobs})} problem(s); log: {out}",
           file=sys.stderr)
-    verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs)
+    from .progress import Progress
+
+    with Progress(desc="judging", unit="solution") as progress:
+        verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs, progress=progress.callback)
     if args.json:
         for v in verdicts:
             print(json.dumps(v, sort_keys=True))
@@ -151,10 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_examples)
 
     from .generate.commands import register as register_generation  # bench, score
+    from .shapes.commands import register as register_shapes  # shapes
     from .suite.commands import register as register_suite  # lint, suite
 
+    from .reporting.commands import register as register_results  # report, export, compare, import-hf
+
     register_suite(sub)
+    register_shapes(sub)
     register_generation(sub)
+    register_results(sub)
     return parser
 
 
@@ -163,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "trials", 1) < 1:
         parser.error("--trials must be at least 1")
+    if (getattr(args, "reserved_cores", None) or 0) < 0:
+        parser.error("--reserved-cores must be 0 or more")
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -11,6 +11,8 @@ VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout"
 PRECISIONS = ("fp32", "fp16", "bf16")
 POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")
+CONTRACTS = ("tf32", "fp32", "kernelbench")   # numerics contracts: docs/numerics.md
+CLOCKS = ("end_to_end", "device")              # which time `speedup` (and fast_p) uses
 
 # Flags that stop a correct solution from counting for fast_p (they need a human look or are cheats).
 BLOCKING_FLAGS = frozenset({
@@ -23,6 +25,15 @@ BLOCKING_FLAGS = frozenset({
     "global_flags_changed",
     "shape_specialized",
     "judge_error",
+})
+
+# Flags that change nothing about acceptance but that a reader of the verdict must see.
+NOTE_FLAGS = frozenset({
+    "reduced_precision",        # the output's error is of the tf32 class: timed against a TF32-allowed reference
+    "kernelbench_tolerance",    # judged by upstream KernelBench's allclose(1e-2, 1e-2) rule
+    "reference_time_reused",    # the reference time came from the cache (--reuse-reference-times)
+    "unsandboxed",              # a layer of the solution's box was missing (verdict field `sandbox` names it)
+    "profile_failed",
 })
 
 
@@ -43,6 +54,11 @@ class JudgeOptions:
     threads: int = 1                # CPU threads for reference and solution alike
     cache_dir: str | None = None    # builds and reference-time cache; default ~/.cache/kerneljudge
     speedup_review_threshold: float = 100.0  # a speedup above this blocks acceptance pending review
+    numerics: str = "tf32"          # contract: tf32 | fp32 | kernelbench (docs/numerics.md)
+    clock: str = "end_to_end"       # the time `speedup` uses: end_to_end (host launch included) | device
+    reuse_reference_times: bool = False  # take the reference time from the cache instead of timing it now
+    reserved_cores: int | None = None    # cores kept for the timing processes per device (None: automatic)
+    require_sandbox: bool = False   # refuse to judge when a layer of the solution's box is missing
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES + ("auto",):
@@ -55,6 +71,12 @@ class JudgeOptions:
             raise ValueError("trials must be at least 1")
         if self.preset not in ("auto", "default", "small"):
             raise ValueError(f"preset must be auto, default or small; got {self.preset!r}")
+        if self.numerics not in CONTRACTS:
+            raise ValueError(f"numerics must be one of {', '.join(CONTRACTS)}; got {self.numerics!r}")
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}; got {self.clock!r}")
+        if self.reserved_cores is not None and self.reserved_cores < 0:
+            raise ValueError("reserved_cores must be 0 or more")
 
 
 @dataclass(frozen=True)
@@ -89,14 +111,27 @@ class Verdict:
     precision: str = "fp32"
     device: str = ""
     device_name: str = ""
-    speedup: float | None = None
-    ref_ms: float | None = None
+    speedup: float | None = None    # by the clock `clock` names; the number fast_p uses
+    ref_ms: float | None = None     # reference time the speedup divides (TF32-allowed for a tf32-class solution)
     sol_ms: float | None = None
+    clock: str = "end_to_end"
+    contract: str = "tf32"
+    speedup_end_to_end: float | None = None
+    speedup_vs_fp32_reference: float | None = None
+    ref_fp32_ms: float | None = None
+    ref_device_ms: float | None = None
+    sol_device_ms: float | None = None
+    speedup_device: float | None = None
+    device_clock: str | None = None  # how the device times were taken: cuda_graph | profiler | host
     ref_timing: dict[str, Any] | None = None
     sol_timing: dict[str, Any] | None = None
     flags: tuple[str, ...] = ()
     findings: tuple[dict[str, Any], ...] = ()
     max_error: dict[str, Any] | None = None
+    # the worst error over every checked output and the arithmetic it fits: docs/numerics.md
+    numerics: dict[str, Any] | None = None
+    shapes: dict[str, Any] = field(default_factory=dict)   # sizes judged: preset, held-out shapes, sources
+    sandbox: dict[str, Any] = field(default_factory=dict)  # the solution's box: layers active and missing
     error_excerpt: str = ""
     versions: dict[str, str] = field(default_factory=dict)
     problem_sha256: str = ""

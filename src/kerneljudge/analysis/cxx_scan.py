@@ -72,6 +72,14 @@ STREAM_SYNCS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cud
                           "cuStreamSynchronize", "cuCtxSynchronize", "cuStreamWaitEvent"})
 PROCESS_CALLS = frozenset({"fork", "vfork", "popen", "system", "execv", "execve", "execvp", "execl", "execlp",
                            "posix_spawn", "posix_spawnp"})
+# persisting-L2 controls (runtime and driver API names): data marked persisting survives an L2 flush (A10)
+PERSISTING_L2 = frozenset({
+    "cudaLimitPersistingL2CacheSize", "cudaAccessPolicyWindow", "accessPolicyWindow", "cudaAccessPropertyPersisting",
+    "cudaStreamAttributeAccessPolicyWindow", "cudaKernelNodeAttributeAccessPolicyWindow",
+    "cudaLaunchAttributeAccessPolicyWindow", "cudaCtxResetPersistingL2Cache", "CU_LIMIT_PERSISTING_L2_CACHE_SIZE",
+    "CU_ACCESS_PROPERTY_PERSISTING", "CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW",
+    "CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW", "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW", "CUaccessPolicyWindow",
+})
 INTROSPECTION_CALLS = frozenset({"dlopen", "dlsym", "dlvsym", "dladdr", "ptrace", "process_vm_readv",
                                  "process_vm_writev"})
 
@@ -214,6 +222,9 @@ class Scanner:
                 self.add("cxx_torch_compute", i, f"embedded C++ calls {last} from namespace at/torch at line {{line}}; {_STRICT}")
         if call and last in FLAG_CALLS:
             self.add("global_flag", i, f"embedded C++ calls {last} at line {{line}}; numerics and speed flags must stay as the judge set them")
+        if last in PERSISTING_L2:
+            self.add("persisting_l2", i, f"embedded C++ uses {last} at line {{line}}: persisting-L2 lines would keep data "
+                     "in L2 across the judge's cache flush (the flush resets them; strict refuses them)")
         if call and last in INTROSPECTION_CALLS:
             self.add("judge_introspection", i, f"embedded C++ calls {last} at line {{line}}, which can reach or hook the judge's process")
         if call and not method and last in PROCESS_CALLS and len(comps) <= 2:

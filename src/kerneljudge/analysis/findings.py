@@ -33,6 +33,9 @@ RULES: dict[str, tuple[bool, bool]] = {
     "fallback": (True, False),
     "no_kernel": (True, False),
     "cxx_torch_compute": (True, False),
+    # persisting-L2 controls keep data in L2 across the judge's flush (threat A10): the flush resets them,
+    # and under strict their use is refused outright
+    "persisting_l2": (True, False),
     # advice only: static analysis cannot prove a kernel is never reached (runtime profiling can)
     "kernel_not_called": (False, False),
     "cxx_unreached": (False, False),

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..jsonl import read_objects
 from ..problem import Problem, sha256_text
 from ..types import JudgeOptions
-from . import environment
+from . import environment, shapes
 from .executors import Executor, open_executor
 from .logfile import AppendLog
 from .pool import default_workers, device_count  # noqa: F401  (device_count: kept for callers of this module)
@@ -29,12 +29,14 @@ class Job:
 
     def key(self, options: JudgeOptions, device: str) -> str:
         sol_sha = sha256_text(self.solution.read_text())
-        return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy])
+        return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy, options.numerics,
+                         options.clock])
 
 
 def verdict_key(v: dict[str, Any]) -> str:
     return "|".join([v.get("problem_sha256", ""), v.get("solution_sha256", ""), v.get("device", ""),
-                     v.get("precision", ""), v.get("policy", "")])
+                     v.get("precision", ""), v.get("policy", ""), v.get("contract", "tf32"),
+                     v.get("clock", "end_to_end")])
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -74,7 +76,11 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
 def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOptions, log: AppendLog,
                say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
     pool.warm(options)   # reference processes start while the first solutions build
-    futures = {pool.submit(job.problem, job.solution, options): (job, key) for job, key in todo}
+    # every problem's shapes (derived small preset, held-out shapes) resolved once, in one probe child
+    unique = list({job.problem.path: job.problem for job, _ in todo}.values())
+    plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, options.cache_dir)))
+    futures = {pool.submit(job.problem, job.solution, options, plan=plans.get(job.problem.path)): (job, key)
+               for job, key in todo}
     results: dict[str, dict[str, Any]] = {}
     for n, future in enumerate(as_completed(futures), 1):
         job, key = futures[future]

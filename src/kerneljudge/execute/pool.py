@@ -30,8 +30,7 @@ from typing import Any, Callable, Sequence
 from ..problem import Problem
 from ..types import JudgeOptions, Verdict
 from . import environment
-from .evaluate import Slot, evaluate
-from .reference import ReferenceService
+from .evaluate import Slot, evaluate, make_slots
 
 
 CHILD_MARK = "KJ_POOL_CHILD"
@@ -91,7 +90,7 @@ def default_workers(device: str) -> int:
 
 
 class Lane:
-    """One device: its lock, the environment its children get, its reference processes."""
+    """One device: its lock, the environment its children get, its judged count."""
 
     def __init__(self, device: str, gpu: str | None, build_env: dict[str, str]):
         self.device = device
@@ -102,43 +101,59 @@ class Lane:
         self.lock = threading.Lock()
         self.assigned = 0            # jobs of this lane being built or judged
         self.judged = 0
-        self._slots: dict[tuple[str, int, str], Slot] = {}
-        self._slots_lock = threading.Lock()
 
     @property
     def name(self) -> str:
         return f"cuda:{self.gpu}" if self.gpu is not None else self.device
 
-    def slot(self, options: JudgeOptions) -> Slot:
-        """The Slot (this lane's lock and env, the reference process for these options) a job judges on."""
-        cache = options.cache_dir or environment.default_cache_dir()
-        key = (options.precision, options.threads, cache)
-        with self._slots_lock:
-            slot = self._slots.get(key)
-            if slot is None:
-                reference = ReferenceService(self.device, options.precision, options.threads, cache, env=self.env)
-                slot = self._slots[key] = Slot(reference, env=self.env, lock=self.lock)
-            return slot
-
-    def warm(self, options: JudgeOptions) -> None:
-        """Start the reference process while the first solutions build; its error, if any, reaches the
-        first verdict that needs it."""
-        slot = self.slot(options)
-        with slot.lock:
-            try:
-                slot.reference.hello()
-            except Exception:
-                pass
-
-    def close(self) -> None:
-        with self._slots_lock:
-            slots = list(self._slots.values())
-        for slot in slots:
-            slot.reference.close()
-
     def status(self) -> dict[str, Any]:
         return {"device": self.name, "busy": self.lock.locked(), "in_flight": self.assigned,
                 "judged": self.judged}
+
+
+class SlotSets:
+    """Per set of options that need their own reference process (precision, threads, cache, core layout): one
+    Slot per lane, made by evaluate.make_slots (its core layout), each holding its lane's lock and GPU, so a
+    device judges one solution at a time whatever the options."""
+
+    def __init__(self, device: str, lanes: list[Lane], build_env: dict[str, str]):
+        self.device, self.lanes, self.build_env = device, lanes, build_env
+        self._sets: dict[tuple[Any, ...], list[Slot]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, options: JudgeOptions) -> list[Slot]:
+        cache = options.cache_dir or environment.default_cache_dir()
+        key = (options.precision, options.threads, cache, options.reserved_cores)
+        with self._lock:
+            slots = self._sets.get(key)
+            if slots is None:
+                slots = make_slots(self.device, options, len(self.lanes), self.build_env)
+                for slot, lane in zip(slots, self.lanes):
+                    slot.lock = lane.lock
+                    for env in (slot.env, slot.reference.env):   # the lane's GPU, whatever the index gave
+                        env.update(lane.env)
+                slots = self._sets[key] = slots
+            return slots
+
+    def warm(self, options: JudgeOptions) -> None:
+        """Start the reference processes while the first solutions build; an error reaches the first verdict
+        that needs the reference."""
+        for slot in self.get(options):
+            threading.Thread(target=_hello, args=(slot,), daemon=True).start()
+
+    def close(self) -> None:
+        with self._lock:
+            slots = [slot for group in self._sets.values() for slot in group]
+        for slot in slots:
+            slot.reference.close()
+
+
+def _hello(slot: Slot) -> None:
+    with slot.lock:
+        try:
+            slot.reference.hello()
+        except Exception:
+            pass
 
 
 @dataclasses.dataclass
@@ -148,6 +163,7 @@ class _Job:
     options: JudgeOptions
     future: Future
     on_start: Callable[[], None] | None
+    plan: Any = None
 
 
 class JudgePool:
@@ -171,6 +187,7 @@ class JudgePool:
             self.lanes = [Lane("cuda", gpu, env) for gpu in ids]
         else:
             self.lanes = [Lane(self.device, None, env)]
+        self.slots = SlotSets(self.device, self.lanes, env)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
@@ -183,16 +200,17 @@ class JudgePool:
     # -- submitting
 
     def submit(self, problem: Problem, solution_path: str | Path, options: JudgeOptions | None = None,
-               on_start: Callable[[], None] | None = None) -> "Future[Verdict]":
+               on_start: Callable[[], None] | None = None, plan: Any = None) -> "Future[Verdict]":
         """Queue one solution; the future gets its Verdict (or OSError for an unreadable file, PoolClosed
-        when the pool is closed first). on_start is called in the worker thread when judging begins."""
+        when the pool is closed first). on_start is called in the worker thread when judging begins; plan is
+        the problem's shape plan (execute/shapes.py) when the caller resolved it, else evaluate() does."""
         opts = self._options_for(options)
         future: Future = Future()
         with self._lock:
             if self._closed:
                 raise PoolClosed("the judging pool is closed")
             self._queued += 1
-            self._jobs.put(_Job(problem, str(solution_path), opts, future, on_start))
+            self._jobs.put(_Job(problem, str(solution_path), opts, future, on_start, plan))
         return future
 
     def _options_for(self, options: JudgeOptions | None) -> JudgeOptions:
@@ -203,9 +221,7 @@ class JudgePool:
 
     def warm(self, options: JudgeOptions | None = None) -> None:
         """Start every lane's reference process in the background (for these options)."""
-        opts = self._options_for(options)
-        for lane in self.lanes:
-            threading.Thread(target=lane.warm, args=(opts,), name=f"kj-warm-{lane.name}", daemon=True).start()
+        self.slots.warm(self._options_for(options))
 
     # -- the workers
 
@@ -218,11 +234,13 @@ class JudgePool:
                 self._queued -= 1
             if not job.future.set_running_or_notify_cancel():
                 continue
-            lane = self._pick_lane()
+            index = self._pick_lane()
+            lane = self.lanes[index]
             try:
                 if job.on_start is not None:
                     job.on_start()
-                verdict = evaluate(job.problem, job.solution_path, job.options, lane.slot(job.options), self.device)
+                slot = self.slots.get(job.options)[index]
+                verdict = evaluate(job.problem, job.solution_path, job.options, slot, self.device, job.plan)
             except BaseException as exc:  # handed to whoever waits on the future, never fatal here
                 job.future.set_exception(exc)
                 continue
@@ -236,11 +254,11 @@ class JudgePool:
                 lane.judged += 1
             job.future.set_result(verdict)
 
-    def _pick_lane(self) -> Lane:
+    def _pick_lane(self) -> int:
         with self._lock:
-            lane = min(self.lanes, key=lambda ln: ln.assigned)
-            lane.assigned += 1
-            return lane
+            index = min(range(len(self.lanes)), key=lambda i: self.lanes[i].assigned)
+            self.lanes[index].assigned += 1
+            return index
 
     # -- state
 
@@ -270,12 +288,10 @@ class JudgePool:
                 job.future.cancel()
         for _ in self._threads:
             self._jobs.put(None)
-        for lane in self.lanes:
-            lane.close()
+        self.slots.close()
         for t in self._threads:
             t.join(timeout=wait_s / max(1, len(self._threads)))
-        for lane in self.lanes:   # again: a judgement that was ending may have restarted one
-            lane.close()
+        self.slots.close()   # again: a judgement that was ending may have restarted one
         kill_marked_children(self._mark)
 
     def __enter__(self) -> "JudgePool":

@@ -132,7 +132,8 @@ class RayPool:
     # -- the Executor interface
 
     def submit(self, problem: Problem, solution_path: str | Path, options: JudgeOptions | None = None,
-               on_start: Callable[[], None] | None = None) -> "Future[Verdict]":
+               on_start: Callable[[], None] | None = None, plan: Any = None) -> "Future[Verdict]":
+        """As JudgePool.submit; `plan` is not sent (each actor resolves shapes in its own cache)."""
         opts = dataclasses.replace(options or self.options, device=self.device)
         future: Future = Future()
         job = _Job(problem, str(solution_path), Path(problem.path).read_text(), Path(solution_path).read_text(),

@@ -1,6 +1,8 @@
 """The orchestrator's handle on the trusted reference process, with a disk cache of reference times.
 
-Only times are cached on disk (never outputs or seeds, which a solution could read there).
+Only times are cached on disk (never outputs or seeds). The cache is written and read here, in the
+orchestrator, never by a solution; since reference and solution are timed in interleaved rounds, a cached
+time only sizes those rounds, unless the user asks to reuse it (--reuse-reference-times).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from . import environment
 from .child import Child
+from .cores import pin_tree
 
 
 class ReferenceError(RuntimeError):
@@ -21,8 +24,9 @@ class ReferenceError(RuntimeError):
 
 class ReferenceService:
     def __init__(self, device: str, precision: str, threads: int, cache_dir: str, timeout_s: float = 900.0,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, cores: tuple[int, ...] = ()):
         self.env = dict(env or {})
+        self.cores = tuple(cores)  # the slot's quiet cores (execute/cores.py); empty: not pinned
         self.device, self.precision, self.threads = device, precision, threads
         self.cache_dir = cache_dir
         self.timeout_s = timeout_s
@@ -36,6 +40,7 @@ class ReferenceService:
                 self._child.kill()
             self._child = Child("kerneljudge.harness.reference_worker",
                                 environment.child_env(self.device, self.threads, self.cache_dir, self.env))
+            pin_tree(self._child.proc.pid, self.cores)
             reply = self._request({"cmd": "hello", "device": self.device, "threads": self.threads})[0]
             self.environment = reply.get("environment", {})
             self.flags = reply.get("flags", {})
@@ -71,14 +76,17 @@ class ReferenceService:
         return reply["outputs"]
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
-              tolerance: dict[str, Any] | None, transport: str = "file") -> dict[str, Any]:
-        """Compare a solution output with kept output `index`: {"ok", "reason", "detail"}.
+              tolerance: dict[str, Any] | None, transport: str = "file", contract: str = "tf32",
+              reduction_length: int | None = None) -> dict[str, Any]:
+        """Compare a solution output with kept output `index` under a numerics contract: {"ok", "reason",
+        "detail"}, where detail["numerics"] is the error and its arithmetic class (docs/numerics.md).
 
         The output is in the file `path`, or with transport="ipc" behind the CUDA IPC handles in `metas`.
         """
         reply, _ = self._request({"cmd": "check", "token": token, "index": index, "structure": structure,
                                   "path": path, "metas": metas, "precision": self.precision,
-                                  "tolerance": tolerance, "transport": transport})
+                                  "tolerance": tolerance, "transport": transport, "contract": contract,
+                                  "reduction_length": reduction_length})
         return reply
 
     def forget(self, token: str) -> None:
@@ -89,29 +97,52 @@ class ReferenceService:
             except ReferenceError:
                 pass
 
-    def timing(self, problem_sha: str, problem_path: str, preset: dict[str, Any], init_seed: int,
-               budget_s: float, use_cache: bool = True, compiled: bool = False) -> dict[str, Any]:
-        """Reference timing statistics (eager, or torch.compile with compiled=True), cached on disk."""
+    def time_round(self, problem_path: str, preset: dict[str, Any], init_seed: int, *, calls: int = 0,
+                   warm: bool = False, tf32: bool = False, budget_s: float = 2.0) -> dict[str, Any]:
+        """One round of reference timing (or, with warm=True, its warm-up): {"samples", "overheads", "clocks"}
+        or {"warm": [...]}. The orchestrator interleaves these rounds with the solution's."""
         self._ensure()
-        key = self._cache_key(problem_sha, preset) + ("-compiled" if compiled else "")
-        path = Path(self.cache_dir) / "reference_times" / f"{key}.json"
-        if use_cache and path.exists():
-            try:
-                cached = json.loads(path.read_text())
-                cached["cached"] = True
-                return cached
-            except ValueError:
-                pass
-        reply, _ = self._request({"cmd": "time", "problem_path": problem_path, "preset": preset,
+        reply, _ = self._request({"cmd": "time_round", "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "device": self.device, "precision": self.precision,
-                                  "budget_s": budget_s, "compile": compiled})
-        stats = reply["timing"]
+                                  "calls": calls, "warm": warm, "tf32": tf32, "budget_s": budget_s})
+        return reply
+
+    def device_time(self, problem_path: str, preset: dict[str, Any], init_seed: int, seed: int, *,
+                    tf32: bool = False, budget_s: float = 0.5) -> dict[str, Any]:
+        """The reference's device time: {"method", "median_ms", ...} (harness/device_clock.py)."""
+        self._ensure()
+        reply, _ = self._request({"cmd": "device_time", "problem_path": problem_path, "preset": preset,
+                                  "init_seed": init_seed, "seed": seed, "device": self.device,
+                                  "precision": self.precision, "tf32": tf32, "budget_s": budget_s})
+        return reply
+
+    def count(self, problem_path: str) -> dict[str, Any]:
+        """The problem's FLOPs and bytes at its default size, counted on the meta device in this warm process
+        (the reply of the lint worker's "sol" command; see suite/sol.py)."""
+        self._ensure()
+        try:
+            return self._request({"cmd": "count", "problem_path": problem_path})[0]
+        except ReferenceError as exc:  # the problem cannot be counted (or the process failed and was closed)
+            return {"status": "error", "message": str(exc)}
+
+    def cached_timing(self, problem_sha: str, preset: dict[str, Any], tf32: bool = False) -> dict[str, Any] | None:
+        """Reference statistics measured by an earlier judge run, or None. This process alone writes them."""
+        path = self._cache_path(problem_sha, preset, "-tf32" if tf32 else "")
+        try:
+            cached = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return cached if isinstance(cached, dict) and isinstance(cached.get("median_ms"), (int, float)) else None
+
+    def store_timing(self, problem_sha: str, preset: dict[str, Any], stats: dict[str, Any], tf32: bool = False) -> None:
+        path = self._cache_path(problem_sha, preset, "-tf32" if tf32 else "")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(stats))
+        tmp.write_text(json.dumps({k: v for k, v in stats.items() if k != "cached"}))
         os.replace(tmp, path)
-        stats["cached"] = False
-        return stats
+
+    def _cache_path(self, problem_sha: str, preset: dict[str, Any], suffix: str) -> Path:
+        return Path(self.cache_dir) / "reference_times" / f"{self._cache_key(problem_sha, preset)}{suffix}.json"
 
     def _cache_key(self, problem_sha: str, preset: dict[str, Any]) -> str:
         env = self.environment

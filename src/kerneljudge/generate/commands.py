@@ -130,8 +130,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.problems != "suite" and not Path(args.problems).is_dir():
         print(f"kerneljudge: --problems must be 'suite' or a folder; {args.problems} is neither", file=sys.stderr)
         return EXIT_INPUT
+    from ..progress import Progress
+
     try:
-        result = run_bench(_settings(args))
+        with Progress(desc="bench") as progress:
+            result = run_bench(_settings(args), say=progress.callback)
     except BenchError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
         return {"input": EXIT_INPUT, "provider": EXIT_INCOMPLETE}.get(exc.kind, EXIT_USAGE)

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import compare, loading, worker
+from . import compare, loading, work_count, worker
 
 INIT_SEED = 20260101
 INIT_SEED_ALT = 31415926
@@ -79,7 +79,7 @@ def handle_lint(msg: dict[str, Any], fd: int) -> None:
         module = loading.load_module(msg["problem_path"], msg.get("preset") or {})
         _lint(module, result)
     except Exception as exc:  # the problem file itself failed (import, constructor, get_inputs)
-        result.record("runs", False, f"problem code raised {_short_error(exc)}")
+        result.record("runs", False, f"problem code raised {work_count.short_error(exc)}")
         result.info["traceback"] = worker.error_message(exc)
     finally:
         _forget(module)
@@ -153,7 +153,7 @@ def _lint(problem: Any, lint: _Lint) -> None:
                 try:
                     out_mixed = _flatten(_forward(model, mixed))
                 except Exception as exc:
-                    lint.skip("depends_on_each_input", f"input {i} from another seed raised {_short_error(exc)}")
+                    lint.skip("depends_on_each_input", f"input {i} from another seed raised {work_count.short_error(exc)}")
                     ignored = False
                     break
                 if out_mixed is None or not compare.compare_outputs(base_out, out_mixed, fp32, tolerance).ok:
@@ -203,7 +203,7 @@ def _lint(problem: Any, lint: _Lint) -> None:
             low_inputs = loading.make_inputs(problem, INPUT_SEED, "cpu", precision)
             low = _flatten(_forward(low_model, low_inputs))
         except Exception as exc:
-            lint.record(name, False, f"the reference raised in {precision}: {_short_error(exc)}")
+            lint.record(name, False, f"the reference raised in {precision}: {work_count.short_error(exc)}")
             continue
         if low is None:
             lint.record(name, False, f"the {precision} output is not a plain tensor structure")
@@ -322,12 +322,6 @@ def _describe(x: Any) -> str:
     return type(x).__name__
 
 
-def _short_error(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return first[:300]
-
-
 # ------------------------------------------------------------------------------------------------ sol
 
 
@@ -339,135 +333,14 @@ def handle_sol(msg: dict[str, Any], fd: int) -> None:
     try:
         _reset_globals(msg.get("threads", 1))
         module = loading.load_module(msg["problem_path"], msg.get("preset") or {})
-        _count(module, reply)
+        work_count.count(module, reply)
     except Exception as exc:
-        reply = {"status": "error", "kind": "problem_error", "message": _short_error(exc),
+        reply = {"status": "error", "kind": "problem_error", "message": work_count.short_error(exc),
                  "traceback": worker.error_message(exc)}
     finally:
         _forget(module)
     reply["seconds"] = round(time.perf_counter() - started, 4)
     channel.send(fd, reply)
-
-
-def _count(problem: Any, reply: dict[str, Any]) -> None:
-    """Count on the meta device; when the forward needs data (.item(), a data-dependent branch), retry with
-    fake tensors (libraries such as transformers skip their data-dependent checks for those)."""
-    notes = reply["notes"]
-    failures = []
-    partial: dict[str, Any] = {}
-    for mode in ("meta", "fake"):
-        found: dict[str, Any] = {}
-        try:
-            _count_in(problem, mode, found)
-        except Exception as exc:
-            failures.append(f"{mode}: {_short_error(exc)}")
-            partial = partial or found
-            continue
-        reply.update(found)
-        if mode != "meta":
-            notes.append(f"counted with fake tensors ({failures[0]})")
-        return
-    reply.update({"flops": None, "outputs": None, "params": partial.get("params"), "inputs": partial.get("inputs")})
-    notes.append(f"flops unknown: one forward cannot run without data ({'; '.join(failures)})")
-    notes.append("output bytes unknown")
-
-
-def _count_in(problem: Any, mode: str, found: dict[str, Any]) -> None:
-    """Build model and inputs at the default size without allocating, run one forward under the FLOP counter.
-
-    Fills `found` as it goes (params, inputs, then flops and outputs), so a failing forward leaves the byte
-    tallies that could be made.
-    """
-    from torch.utils.flop_counter import FlopCounterMode
-
-    if mode == "meta":
-        context = torch.device("meta")
-    else:
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
-        context = FakeTensorMode(allow_non_fake_inputs=True)
-    with context:
-        init_inputs = loading.make_init_inputs(problem, INIT_SEED)
-        torch.manual_seed(INIT_SEED)
-        model = problem.Model(*init_inputs).eval()
-        found["params"] = _tally(_state_tensors(model))
-        raw = _make_raw_inputs(problem)
-        found["inputs"] = _tally([x for x in raw if isinstance(x, torch.Tensor)])
-        inputs = [x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in raw]
-        with torch.no_grad(), FlopCounterMode(display=False) as counter, _CausalDiscount(counter) as causal:
-            out = model(*inputs)
-        outputs: list[torch.Tensor] = []
-        _collect_tensors(out, outputs)
-        found["outputs"] = _tally(outputs)
-    found["flops"] = int(counter.get_total_flops() - causal.discount)
-    by_op = counter.get_flop_counts().get("Global", {})
-    found["flops_by_op"] = {str(op).split(".")[-1]: int(n) for op, n in by_op.items()}
-    if causal.discount:
-        found["flops_by_op"]["causal_mask_skipped"] = -int(causal.discount)
-
-
-class _CausalDiscount(torch.overrides.TorchFunctionMode):
-    """Causal attention needs only the unmasked part of its products; the FLOP counter counts them all.
-
-    scaled_dot_product_attention(..., is_causal=True) keeps, per query row i, min(i + 1, Lk) keys
-    (torch aligns the mask top-left), so that fraction of the products it counted is what any kernel must
-    do; the rest is taken off, or the bound would claim more work than a causal kernel does.
-    """
-
-    def __init__(self, counter: Any):
-        super().__init__()
-        self.counter = counter
-        self.discount = 0.0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is not torch.nn.functional.scaled_dot_product_attention:
-            return func(*args, **kwargs)
-        causal = kwargs.get("is_causal", args[5] if len(args) > 5 else False)
-        before = self.counter.get_total_flops()
-        out = func(*args, **kwargs)
-        if causal is True:
-            lq, lk = args[0].shape[-2], args[1].shape[-2]
-            kept = sum(min(i + 1, lk) for i in range(lq)) / max(lq * lk, 1)
-            self.discount += (self.counter.get_total_flops() - before) * (1.0 - kept)
-        return out
-
-
-def _make_raw_inputs(problem: Any) -> list[Any]:
-    torch.manual_seed(INPUT_SEED)
-    return list(problem.get_inputs())
-
-
-def _state_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    seen: set[int] = set()
-    found = []
-    for t in list(model.parameters()) + list(model.buffers()):
-        if id(t) not in seen:
-            seen.add(id(t))
-            found.append(t)
-    return found
-
-
-def _collect_tensors(node: Any, into: list[torch.Tensor]) -> None:
-    if isinstance(node, torch.Tensor):
-        into.append(node)
-    elif isinstance(node, (tuple, list)):
-        for n in node:
-            _collect_tensors(n, into)
-    elif isinstance(node, dict):
-        for n in node.values():
-            _collect_tensors(n, into)
-
-
-def _tally(tensors: list[torch.Tensor]) -> dict[str, int]:
-    """Floating elements (their bytes depend on the run precision) and the bytes of everything else."""
-    float_elems = other_bytes = 0
-    for t in tensors:
-        if t.is_floating_point() or t.is_complex():
-            float_elems += t.numel() * (2 if t.is_complex() else 1)
-        else:
-            other_bytes += t.numel() * t.element_size()
-    return {"float_elems": int(float_elems), "other_bytes": int(other_bytes), "count": len(tensors)}
 
 
 # --------------------------------------------------------------------------------------------- shared

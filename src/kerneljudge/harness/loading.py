@@ -40,9 +40,16 @@ def make_init_inputs(problem: types.ModuleType, seed: int) -> list[Any]:
 
 
 def build_model(cls: type, init_inputs: list[Any], seed: int, device: str, precision: str) -> torch.nn.Module:
-    """Construct a model under a fixed seed, directly on the device, cast to the run precision."""
+    """Construct a model as upstream KernelBench does: seed, construct on the CPU, then move and cast.
+
+    Construction on the CPU means every initialiser draws from the CPU generator in program order, whatever
+    mix of `nn.Linear` and `nn.Parameter(torch.Tensor(...))` a model uses (under `torch.device("cuda")` the
+    legacy `torch.Tensor(...)` constructor still allocates on the CPU while `nn.Linear` draws on the GPU, so a
+    solution that rebuilds a reference's layers in the same order would get other weights). Init inputs that
+    are tensors are moved to the device first, as upstream does."""
+    init_inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in init_inputs]
     torch.manual_seed(seed)
-    with torch.device(device):
+    with torch.device("cpu"):
         model = cls(*init_inputs)
     model = model.to(device)
     if precision != "fp32":

@@ -2,7 +2,7 @@
 
 It computes and keeps the expected outputs for the seeds the orchestrator sends, compares solution
 outputs with them on request (on the device), and times the reference with the same method the solution
-is timed with. It can serve many problems in a row (batch runs keep one alive).
+is timed with, in rounds the orchestrator interleaves with the solution's. It can serve many problems in a row (batch runs keep one alive).
 
     python -m kerneljudge.harness.reference_worker FD_IN FD_OUT
 """
@@ -10,16 +10,24 @@ is timed with. It can serve many problems in a row (batch runs keep one alive).
 from __future__ import annotations
 
 import secrets
+import sys
 import time
 from typing import Any
 
 import torch
 
 from .. import channel
-from . import compare, ipc, loading, timing, worker
+from . import compare, device_clock, ipc, loading, timing, work_count, worker
 
 _models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
+_timers: dict[str, timing.Timer] = {}
+
+
+def _timer(device: str) -> timing.Timer:
+    if device not in _timers:
+        _timers[device] = timing.Timer(device)
+    return _timers[device]
 
 
 def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
@@ -106,39 +114,47 @@ def handle_forget(msg: dict[str, Any], fd: int) -> None:
     channel.send(fd, {"status": "ok"})
 
 
-def handle_time(msg: dict[str, Any], fd: int) -> None:
-    """Time the reference; with "compile": true, time torch.compile(model) instead (the second baseline)."""
+def handle_time_round(msg: dict[str, Any], fd: int) -> None:
+    """One round of reference timing, interleaved by the orchestrator with rounds of the solution's calls.
+
+    With "warm": true, warm-up calls until the last three agree (the same plan the solution gets); otherwise
+    exactly "calls" timed calls, each with fresh inputs. "tf32": true times with TF32 allowed (the reference a
+    tf32-class solution is compared with). Replies with the samples and, per call, the time spent outside
+    the window (inputs, flush, sync): the orchestrator's yardstick for the solution's unreported time.
+    """
     device, precision = msg["device"], msg["precision"]
     try:
         problem, model = _model_for(msg)
-        if msg.get("compile"):
-            model = torch.compile(model)
-        stats = time_locally(problem, model, device, precision, msg["budget_s"])
+        timer = _timer(device)
+        with worker.tf32_allowed(bool(msg.get("tf32"))):
+            if msg.get("warm"):
+                reply = {"warm": _warm(problem, model, timer, device, precision, float(msg["budget_s"]))}
+            else:
+                reply = _round(problem, model, timer, device, precision, int(msg["calls"]))
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
-    channel.send(fd, {"status": "ok", **stats})
+    channel.send(fd, {"status": "ok", **reply})
 
 
-def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: str, budget_s: float) -> dict[str, Any]:
-    """The same per-call method as the solution's timing, driven here because this process is trusted.
-
-    Also reports the per-call overhead outside the window (input generation, flush, sync): the
-    orchestrator uses it to sanity-check the solution's reported times against its own clock.
-    """
-    timer = timing.Timer(device)
+def _warm(problem: Any, model: torch.nn.Module, timer: timing.Timer, device: str, precision: str,
+          budget_s: float) -> list[float]:
     plan = timing.SamplingPlan(device, budget_s)
-    start = time.perf_counter()
     warm: list[float] = []
+    start = time.perf_counter()
     while not plan.warm(warm, time.perf_counter() - start):
         inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
-        _, t = timer.time_call(model, inputs)
-        warm.append(t["ms"])
+        warm.append(timer.time_call(model, inputs)[1]["ms"])
+        del inputs
+    return warm
+
+
+def _round(problem: Any, model: torch.nn.Module, timer: timing.Timer, device: str, precision: str,
+           calls: int) -> dict[str, Any]:
     samples: list[float] = []
     overheads: list[float] = []
     clocks: list[str] = []
-    sample_start = time.perf_counter()
-    while not plan.done(samples, time.perf_counter() - sample_start):
+    for _ in range(max(1, calls)):
         t0 = time.perf_counter()
         inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
         out, t = timer.time_call(model, inputs)
@@ -146,14 +162,64 @@ def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: s
         samples.append(t["ms"])
         clocks.append(t["clock"])
         overheads.append((time.perf_counter() - t0) * 1e3 - t["host_ms"])
-    stats = timing.summarize(samples, len(warm), clocks)
-    stats["overhead_ms"] = timing.median_ci(overheads)[0]
+    return {"samples": samples, "overheads": overheads, "clocks": clocks}
+
+
+def handle_device_time(msg: dict[str, Any], fd: int) -> None:
+    """The reference's device time (CUDA graph replays, else the profiler): see harness/device_clock.py."""
+    device, precision = msg["device"], msg["precision"]
+    try:
+        problem, model = _model_for(msg)
+        make = lambda seed: loading.make_inputs(problem, seed, device, precision)  # noqa: E731
+        with worker.tf32_allowed(bool(msg.get("tf32"))):
+            out, stats = device_clock.measure(model, make, int(msg["seed"]), _timer(device), float(msg["budget_s"]))
+        del out
+    except Exception as exc:
+        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+        return
+    channel.send(fd, {"status": "ok", **stats})
+
+
+def handle_count(msg: dict[str, Any], fd: int) -> None:
+    """Count the problem's work at its default size on the meta device (for the speed-of-light bound): this
+    process is warm, so a new problem costs well under a second. Counting changes no device state."""
+    started = time.perf_counter()
+    reply: dict[str, Any] = {"status": "ok", "notes": []}
+    module = None
+    try:
+        module = loading.load_module(msg["problem_path"])
+        work_count.count(module, reply)
+    except Exception as exc:
+        reply = {"status": "error", "kind": "problem_error", "message": work_count.short_error(exc)}
+    finally:
+        if module is not None:
+            sys.modules.pop(module.__name__, None)
+    reply["seconds"] = round(time.perf_counter() - started, 4)
+    channel.send(fd, reply)
+
+
+def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: str, budget_s: float) -> dict[str, Any]:
+    """The reference (or torch.compile) timed alone with the solution's per-call method, for baselines.
+
+    Also reports the per-call overhead outside the window (input generation, flush, sync).
+    """
+    timer = _timer(device)
+    warm = _warm(problem, model, timer, device, precision, budget_s)
+    plan = timing.SamplingPlan(device, budget_s)
+    taken: dict[str, list] = {"samples": [], "overheads": [], "clocks": []}
+    start = time.perf_counter()
+    while not plan.done(taken["samples"], time.perf_counter() - start):
+        for key, values in _round(problem, model, timer, device, precision, 1).items():
+            taken[key] += values
+    stats = timing.summarize(taken["samples"], len(warm), taken["clocks"])
+    stats["overhead_ms"] = timing.median_ci(taken["overheads"])[0]
     return {"timing": stats}
 
 
 def main() -> None:
     worker.serve({"hello": handle_hello, "expect": handle_expect, "check": handle_check, "forget": handle_forget,
-                  "time": handle_time})
+                  "time_round": handle_time_round, "device_time": handle_device_time,
+                  "count": handle_count})
 
 
 if __name__ == "__main__":

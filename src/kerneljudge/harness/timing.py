@@ -16,11 +16,16 @@ from typing import Any, Callable
 
 import torch
 
+from . import cudart
+
 _perf_counter = time.perf_counter
 _synchronize = torch.cuda.synchronize
 _event_cls = torch.cuda.Event
 _event_record = torch.cuda.Event.record
 _event_elapsed = torch.cuda.Event.elapsed_time
+
+# bound at import, before solution code: persisting-L2 lines are reset before every flush (threat A10)
+runtime = cudart.Runtime() if torch.cuda.is_available() else None
 
 # host - event gap beyond which we assume work escaped the event window
 HIDDEN_WORK_ABS_MS = 0.05
@@ -44,6 +49,7 @@ def clock_identities() -> dict[str, Any]:
         "torch.cuda.Event.synchronize": static(torch.cuda.Event, "synchronize"),
         "torch.Tensor.__torch_function__": static(torch.Tensor, "__torch_function__"),
         "torch.nn.Module.__call__": static(torch.nn.Module, "__call__"),
+        "kerneljudge.cudart.reset_persisting_l2": static(cudart.Runtime, "reset_persisting_l2"),
     }
 
 
@@ -57,11 +63,18 @@ class Timer:
         self.device = device
         self._flush = None
         if device == "cuda":
-            l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+            l2_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+            self.l2_bytes = l2_bytes
             # twice the real L2, so nothing of the previous call survives
-            self._flush = torch.empty(max(2 * l2, 1 << 20), dtype=torch.uint8, device="cuda")
+            self._flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
             self._start = _event_cls(enable_timing=True)
             self._end = _event_cls(enable_timing=True)
+
+    def flush(self) -> None:
+        """Evict L2: persisting lines back to normal first (A10), then overwrite twice the cache's size."""
+        if runtime is not None:
+            runtime.reset_persisting_l2()
+        self._flush.zero_()
 
     def time_call(self, fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, dict[str, Any]]:
         if self.device != "cuda":
@@ -69,7 +82,7 @@ class Timer:
             out = fn(*inputs)
             host_ms = (_perf_counter() - t0) * 1e3
             return out, {"ms": host_ms, "host_ms": host_ms, "event_ms": None, "clock": "host"}
-        self._flush.zero_()
+        self.flush()
         _synchronize()
         t0 = _perf_counter()
         _event_record(self._start)
@@ -122,6 +135,24 @@ class SamplingPlan:
             return True
         a, b, c = recent[-3:]
         return max(a, b, c) <= 1.1 * min(a, b, c)
+
+    def converged(self, samples: list[float]) -> bool:
+        """Enough samples, and the median's 95% interval within the relative target."""
+        if len(samples) < self.min_samples:
+            return False
+        med, lo, hi = median_ci(samples)
+        return med > 0 and (hi - lo) / 2 <= self.rel_ci * med
+
+    def done_together(self, series: list[list[float]], elapsed_s: float) -> bool:
+        """Stopping rule for several models timed in alternating rounds (elapsed_s: all of them together):
+        every median tight, or the shared budget used with enough samples of each, or 5x that budget, or a
+        series at its sample cap."""
+        budget = self.budget_s * len(series)
+        if any(len(s) >= self.max_samples for s in series) or elapsed_s > 5 * budget:
+            return True
+        if any(len(s) < self.min_samples for s in series):
+            return False
+        return elapsed_s > budget or all(self.converged(s) for s in series)
 
     def done(self, samples: list[float], elapsed_s: float) -> bool:
         n = len(samples)

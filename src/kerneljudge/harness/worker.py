@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
 import sys
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -25,6 +26,25 @@ def pin_global_flags(device: str, threads: int) -> dict[str, Any]:
     torch.set_float32_matmul_precision("highest")
     torch.set_grad_enabled(False)
     return global_flags()
+
+
+@contextlib.contextmanager
+def tf32_allowed(allowed: bool) -> Iterator[None]:
+    """Run a block with TF32 allowed for matmul and cuDNN (PyTorch's own speed setting), then pin full fp32
+    again. Only the trusted reference process uses it: to time the reference a tf32-class solution is compared
+    with, so reduced precision buys no free speedup."""
+    if not allowed:
+        yield
+        return
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.set_float32_matmul_precision("high")
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
 
 
 def global_flags() -> dict[str, Any]:

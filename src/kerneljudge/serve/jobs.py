@@ -39,7 +39,7 @@ from ..types import JudgeOptions
 from ..execute.executors import Executor
 from ..execute.logfile import AppendLog
 from ..execute.pool import PoolClosed
-from .intake import JobSpec, options_record
+from .intake import SERVER_ONLY, JobSpec, options_record
 
 STATES = ("queued", "running", "done")
 
@@ -110,7 +110,8 @@ class JobStore:
             if kind == "job":
                 specs[key] = row
                 if key not in self.entries:
-                    options = JudgeOptions(**{**row["options"], "cache_dir": self.defaults.cache_dir})
+                    server = {name: getattr(self.defaults, name) for name in SERVER_ONLY}
+                    options = JudgeOptions(**{**row["options"], **server})
                     self.entries[key] = Entry(key, row.get("problem"), options)
             elif kind == "id" and isinstance(row.get("id"), str):
                 self.ids[row["id"]] = key

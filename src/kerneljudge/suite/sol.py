@@ -27,6 +27,7 @@ from ..problem import Problem, ProblemError, read_problem
 from .lint import LintWorker, WorkerFailure
 
 COUNT_VERSION = 4   # bump when the counting changes, to invalidate cached counts
+PACKAGED_COUNTS = Path(__file__).parent / "data" / "sol_counts.json"
 FLOAT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 
 
@@ -178,30 +179,51 @@ def _as_problem(item: str | Path | Problem) -> Problem:
 
 def measure_with(worker: LintWorker, problem: Problem, timeout_s: float = 120.0,
                  use_cache: bool = True) -> dict[str, Any]:
-    """FLOPs and byte tallies of one forward at the default size, counted in the worker.
+    """FLOPs and byte tallies of one forward at the default size: packaged with the suite, cached on disk, or
+    counted in the worker.
 
     Counts depend only on the problem text and the library versions, so they are cached on disk under the
     worker's cache folder (a problem edit changes its hash and so its key).
     """
     base = {"problem": problem.id, "path": problem.path, "level": problem.level, "category": problem.category}
-    cache = _cache_path(worker.cache_dir, problem)
-    if use_cache and cache.exists():
-        try:
-            return {**base, **json.loads(cache.read_text()), "cached": True}
-        except ValueError:
-            pass
+    known = known_counts(problem, worker.cache_dir) if use_cache else None
+    if known is not None:
+        return {**base, **known, "cached": True}
     try:
         reply = worker.request({"cmd": "sol", "problem_path": problem.path, "preset": {}}, timeout_s)
     except WorkerFailure as exc:
         return {**base, "flops": None, "inputs": None, "params": None, "outputs": None,
                 "notes": [f"flops unknown: {exc}"], "error": str(exc)}
+    counts = counts_from_reply(reply)
+    if "error" not in counts:
+        store_counts(problem, worker.cache_dir, counts)
+    return {**base, **counts, "cached": False}
+
+
+def counts_from_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """The counts a trusted child sent (the lint worker's "sol" or the reference process's "count")."""
     if reply.get("status") != "ok":
         message = reply.get("message", "error")
-        return {**base, "flops": None, "inputs": None, "params": None, "outputs": None,
+        return {"flops": None, "inputs": None, "params": None, "outputs": None,
                 "notes": [f"flops unknown: the problem failed ({message})"], "error": message}
-    counts = {"flops": reply.get("flops"), "flops_by_op": reply.get("flops_by_op", {}),
-              "inputs": reply.get("inputs"), "params": reply.get("params"), "outputs": reply.get("outputs"),
-              "notes": list(reply.get("notes", [])), "seconds": reply.get("seconds")}
+    return {"flops": reply.get("flops"), "flops_by_op": reply.get("flops_by_op", {}),
+            "inputs": reply.get("inputs"), "params": reply.get("params"), "outputs": reply.get("outputs"),
+            "notes": list(reply.get("notes", [])), "seconds": reply.get("seconds")}
+
+
+def known_counts(problem: Problem, cache_dir: str) -> dict[str, Any] | None:
+    """Counts without counting: packaged with the suite (by problem hash), else from the disk cache."""
+    packaged = _packaged().get(problem.sha256)
+    if packaged is not None:
+        return dict(packaged)
+    try:
+        return json.loads(_cache_path(cache_dir, problem).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def store_counts(problem: Problem, cache_dir: str, counts: dict[str, Any]) -> None:
+    cache = _cache_path(cache_dir, problem)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(f".{os.getpid()}.tmp")
@@ -209,7 +231,22 @@ def measure_with(worker: LintWorker, problem: Problem, timeout_s: float = 120.0,
         os.replace(tmp, cache)
     except OSError:
         pass
-    return {**base, **counts, "cached": False}
+
+
+_PACKAGED: dict[str, dict[str, Any]] | None = None
+
+
+def _packaged() -> dict[str, dict[str, Any]]:
+    """suite/data/sol_counts.json (scripts/package_sol_counts.py): counts of every bundled problem, keyed by
+    the problem text's sha256, valid for this COUNT_VERSION."""
+    global _PACKAGED
+    if _PACKAGED is None:
+        try:
+            data = json.loads(PACKAGED_COUNTS.read_text())
+            _PACKAGED = data["counts"] if data.get("count_version") == COUNT_VERSION else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            _PACKAGED = {}
+    return _PACKAGED
 
 
 def _cache_path(cache_dir: str, problem: Problem) -> Path:

@@ -1,0 +1,92 @@
+"""Build one C++/CUDA extension with torch's own build, inside the builder's box, without importing it.
+
+    python -m kerneljudge.harness.build_worker BUILD_FOLDER < request.json
+
+Started by execute/builder.py through the sandbox launcher: Landlock lets it write only its own build
+folder (sources, ninja file, objects and the library land in BUILD_FOLDER/build; TMPDIR is inside it too).
+The request is already validated by the orchestrator.
+
+torch's `load_inline`/`load` compile and then import the result. Importing would run the extension's
+static initialisers (solution code) here for nothing, so `_import_module_from_library`, the last step of
+`_jit_compile` in torch 1.x to 2.13, is replaced by one that only returns the library's path. Where that
+internal is missing, the plain call runs and the import happens inside this box, which is harmless.
+
+Exit status: 0 built; 3 the compiler failed (its output is on stdout; the same request fails the same
+way again, so the judge may remember it); 4 a request this torch cannot take; anything else, a failure
+that says nothing about the sources.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+from typing import Any
+
+BUILT, COMPILE_FAILED, BAD_REQUEST = 0, 3, 4
+_FLAG_ARGS = ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "with_cuda",
+              "is_python_module")
+
+
+def _quiet_import(cpp_extension: Any) -> None:
+    if hasattr(cpp_extension, "_import_module_from_library"):
+        def library_path(module_name: str, path: str, is_python_module: bool) -> str:
+            return os.path.join(path, f"{module_name}{cpp_extension.LIB_EXT}")
+
+        cpp_extension._import_module_from_library = library_path
+    else:
+        print("note: this torch has no _import_module_from_library; the extension is imported in the box")
+    # with use_pch=False (always, here) torch deletes a precompiled header in its own folder, if one is there;
+    # the box cannot write there, and the header is not this build's business
+    if hasattr(cpp_extension, "remove_extension_h_precompiler_headers"):
+        cpp_extension.remove_extension_h_precompiler_headers = lambda: None
+
+
+def _arguments(request: dict[str, Any], out: str, accepted: set[str]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"name": request["name"], "build_directory": out, "verbose": False}
+    kwargs.update({k: request[k] for k in _FLAG_ARGS})
+    if request["kind"] == "inline":
+        kwargs.update(cpp_sources=request["cpp_sources"], cuda_sources=request["cuda_sources"] or None,
+                      functions=request["functions"],
+                      with_pytorch_error_handling=request["with_pytorch_error_handling"])
+        if request["no_implicit_headers"]:
+            kwargs["no_implicit_headers"] = True
+    else:
+        folder = os.path.join(os.path.dirname(out), "src")
+        os.makedirs(folder, exist_ok=True)
+        paths = []
+        for source in request["sources"]:
+            path = os.path.join(folder, source["name"])
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(source["text"])
+            paths.append(path)
+        kwargs["sources"] = paths
+    unknown = set(kwargs) - accepted
+    if unknown:
+        print(f"this torch's build does not take {', '.join(sorted(unknown))}")
+        sys.exit(BAD_REQUEST)
+    return kwargs
+
+
+def main() -> None:
+    folder = sys.argv[1]
+    request = json.load(sys.stdin)
+    import torch.utils.cpp_extension as cpp_extension
+
+    _quiet_import(cpp_extension)
+    build = cpp_extension.load_inline if request["kind"] == "inline" else cpp_extension.load
+    out = os.path.join(folder, "build")
+    os.makedirs(out, exist_ok=True)
+    kwargs = _arguments(request, out, set(inspect.signature(build).parameters))
+    try:
+        build(**kwargs)
+    except RuntimeError as exc:
+        print(str(exc))
+        sys.stdout.flush()
+        sys.exit(COMPILE_FAILED if "Error building extension" in str(exc) else 1)
+    print(f"built {request['name']}")
+
+
+if __name__ == "__main__":
+    main()

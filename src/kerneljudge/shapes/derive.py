@@ -1,0 +1,232 @@
+"""Candidate held-out shapes and CPU-sized presets from a problem's size constants (pure: no torch, no I/O).
+
+Sizes are the constants roles.py calls `batch` or `feature`. Constants of equal kind, value and divisor
+form one group and change together (square matrices stay square, `seq_len == max_seqlen` stays equal); constants
+computed from others are recomputed, so the file's own relations hold.
+
+Held-out values (`nearby`): a size v that must stay a multiple of d (heads, groups) becomes d * q' with q'
+odd, so the new value is not a multiple of 8 (unless d is) nor of v. Down: the largest such value below v;
+up: the smallest above. Candidates, in order of preference (only the ones that change something):
+
+  1. mixed: features up, batch down enough to pay for them (bytes estimated as a product of the sizes;
+     the probe measures the real bytes), so a kernel that hard-codes a feature width sees a wider one;
+  2. all down: every size a little below, so memory can only shrink;
+  3. batch only, 4. features only: each alone, for references that reject changing both;
+  5. all down to twice an odd number, for references that need even sizes (rotary embeddings);
+  6. all down keeping each size's power-of-two factor (256 -> 224 = 7 x 32), for references that halve a
+     size several times (U-Nets): the one family whose values may be multiples of 8.
+Without a batch-like size, the largest size plays the batch's part in 1 (down, paying for the others).
+
+The probe then drops a variant the reference rejects, whose output structure differs, or whose bytes exceed
+the benchmark shape's. Small preset: batch-like sizes go to at most SMALL_BATCH, then the largest size
+(relative to its floor) is halved, repeatedly, until the measured counts fit the budgets below.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import roles as R
+from .scan import Scan, is_int, recompute
+
+# Budgets of the small preset (CPU, one thread). Bytes as the inputs are created (fp32 for floats).
+SMALL_INPUT_BYTES = 1 << 20          # each input tensor: 1 MiB (262144 fp32 elements)
+SMALL_IO_BYTES = 4 << 20             # all inputs and outputs together: 4 MiB
+SMALL_PARAM_BYTES = 4 << 20          # parameters and buffers: 4 MiB
+SMALL_FLOPS = 100_000_000            # counted FLOPs of one forward (torch.utils.flop_counter): 1e8
+SMALL_CPU_SECONDS = 0.25             # a measured forward on one CPU thread (the second of two)
+SMALL_BATCH = 4                      # batch-like sizes start at most here
+FEATURE_FLOOR = 8                    # halving stops here (or at the original value if smaller)
+BATCH_FLOOR = SMALL_BATCH            # rows are cheap to keep, and a batch of 4 leaves room for a held-out 3
+MAX_VARIANTS = 2                     # held-out variants kept per preset
+
+Group = tuple[str, int, int]         # (kind, value at the base shape, divisor)
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    overrides: dict[str, Any]
+
+
+class Derivation:
+    """Sizes of one problem at a base shape (the file's defaults, or those plus a preset's overrides)."""
+
+    def __init__(self, scan: Scan, roles: dict[str, R.Role], base: dict[str, Any] | None = None):
+        self.scan = scan
+        self.roles = roles
+        self.base = dict(base or {})
+        self.env: dict[str, Any] = {**scan.others, **{n: c.value for n, c in scan.constants.items()}, **self.base}
+        self.divisors: dict[Group, int] = {}
+        for name in R.sizes(roles):
+            kind = roles[name].kind
+            for v in _elements(self.env[name]):
+                if is_int(v) and R.changeable(v, kind == R.BATCH):
+                    self.divisors[(kind, v, roles[name].divisor)] = roles[name].divisor
+
+    @property
+    def groups(self) -> list[Group]:
+        return sorted(self.divisors, key=lambda g: (g[0] != R.BATCH, -g[1]))
+
+    def overrides(self, mapping: dict[Group, int]) -> dict[str, Any] | None:
+        """Full overrides (base included) for new group values (the base itself when nothing changes);
+        None when a dependent constant cannot be recomputed."""
+        env = dict(self.env)
+        changed: dict[str, Any] = {}
+        for name in R.sizes(self.roles):
+            kind, d = self.roles[name].kind, self.roles[name].divisor
+            old = env[name]
+            new = _map(old, lambda v: mapping.get((kind, v, d), v) if is_int(v) else v)
+            if new != old:
+                env[name] = changed[name] = new
+        for name, const in self.scan.constants.items():
+            role = self.roles[name]
+            if role.kind == R.DEPENDENT and set(role.deps or const.deps) & set(changed):
+                value = recompute(role.expr or const.expr, env)
+                if value is None:
+                    return None
+                if value != env[name]:
+                    env[name] = changed[name] = value
+        return {**self.base, **changed}
+
+    # ---------------------------------------------------------------------------------------- held out
+
+    def held_out(self) -> list[Variant]:
+        groups = self.groups
+        batches = [g for g in groups if g[0] == R.BATCH]
+        feats = [g for g in groups if g[0] == R.FEATURE]
+        # without a batch-like size, the largest size pays for the others going up
+        payers = batches or ([max(feats, key=lambda g: g[1])] if len(feats) > 1 else [])
+        risers = [g for g in feats if g not in payers]
+        down = {g: nearby(g[1], self.divisors[g]) for g in groups}
+        plans: list[tuple[str, dict[Group, int]]] = []
+        if payers and risers:
+            up = {g: nearby(g[1], self.divisors[g], up=True) for g in risers}
+            share = math.prod(up[g] / g[1] for g in risers if up[g]) ** (1.0 / len(payers))
+            lowered = {g: nearby(g[1], self.divisors[g], limit=int(g[1] / share)) for g in payers}
+            label = "mixed: features up, batch down" if batches else "mixed: largest size down, others up"
+            plans.append((label, {**_known(up), **_known(lowered)}))
+        plans.append(("all sizes down", _known(down)))
+        if batches and feats:
+            plans.append(("batch only, down", _known({g: down[g] for g in batches})))
+            plans.append(("features only, down", _known({g: down[g] for g in feats})))
+        # for references that need even sizes (rotary embeddings, complex views): twice an odd number
+        plans.append(("all sizes down, even", _known({g: nearby(g[1], g[2], even=True) for g in groups})))
+        # last: for references that halve a size several times (U-Nets, pyramids), keep its power-of-two
+        # factor (256 -> 224 = 7 x 32); these may be multiples of 8, but still not of the original
+        aligned = {g: nearby(g[1], g[2] * _pow2_unit(g[1] // g[2])) for g in groups}
+        plans.append(("all sizes down, power-of-two factors kept", _known(aligned)))
+        variants, seen = [], []
+        for label, mapping in plans:
+            found = self.overrides(mapping)
+            if found is not None and found != self.base and found not in seen:
+                seen.append(found)
+                variants.append(Variant(label, found))
+        return variants
+
+    # ------------------------------------------------------------------------------------------- small
+
+    def floor(self, group: Group) -> int:
+        kind, value, d = group
+        least = BATCH_FLOOR if kind == R.BATCH else FEATURE_FLOOR
+        return min(value, max(d, _round_to(least, d)))
+
+    def small_start(self) -> dict[Group, int]:
+        """Batch-like groups down to at most SMALL_BATCH (a multiple of their divisor); the rest as they are."""
+        start = {}
+        for g in self.groups:
+            if g[0] == R.BATCH and g[1] > SMALL_BATCH:
+                start[g] = max(self.floor(g), _round_to(SMALL_BATCH, self.divisors[g]))
+        return start
+
+    def halve(self, current: dict[Group, int], frozen: set[Group], times: int) -> tuple[dict[Group, int], list[Group]]:
+        """Halve the largest group (relative to its floor) `times` times; returns new values and who moved."""
+        current = dict(current)
+        moved: list[Group] = []
+        for _ in range(max(1, times)):
+            open_groups = [g for g in self.groups if g not in frozen and current.get(g, g[1]) > self.floor(g)]
+            if not open_groups:
+                break
+            g = max(open_groups, key=lambda g: (current.get(g, g[1]) / self.floor(g), g[1]))
+            d = self.divisors[g]
+            current[g] = max(self.floor(g), (current.get(g, g[1]) // 2) // d * d)
+            moved.append(g)
+        return current, moved
+
+
+def nearby(value: int, divisor: int = 1, *, up: bool = False, limit: int | None = None,
+           even: bool = False) -> int | None:
+    """A value near `value`, a multiple of `divisor` (and of 2 when `even`), an odd number of those units
+    where possible, not a multiple of 8 (unless the divisor is) nor of `value`; below it (at most `limit`),
+    or above it. None when there is no such value (nothing below 2)."""
+    unit = divisor * 2 if even else divisor
+    q = value // unit
+    if up:
+        order = list(range(q + 1, q + 66))
+    else:
+        top = q - 1 if limit is None else min(q - 1, limit // unit)
+        order = list(range(top, 0, -1))
+    for strict in (True, False):
+        for c in order:
+            new = c * unit
+            if new < 2 or new % value == 0 or (new % 8 == 0 and divisor % 8 != 0):
+                continue
+            if strict and (c % 2 == 0 or (c < 3 and q >= 3)):
+                continue
+            return new
+    return None
+
+
+def over_budget(measured: dict[str, Any]) -> tuple[float, list[str]]:
+    """How many times too large a probe result is for the small preset (<= 1: fits), and why."""
+    checks = [
+        ("largest input", max(measured.get("input_bytes") or [0]), SMALL_INPUT_BYTES, _mib),
+        ("inputs + outputs", sum(measured.get("input_bytes") or []) + sum(measured.get("output_bytes") or []),
+         SMALL_IO_BYTES, _mib),
+        ("parameters and buffers", measured.get("param_bytes") or 0, SMALL_PARAM_BYTES, _mib),
+        ("FLOPs", measured.get("flops") or 0, SMALL_FLOPS, lambda n: f"{n / 1e6:.3g} MFLOP"),
+    ]
+    seconds = measured.get("cpu_seconds")
+    if isinstance(seconds, (int, float)):
+        checks.append(("CPU forward", seconds, SMALL_CPU_SECONDS, lambda s: f"{s * 1e3:.3g} ms"))
+    factor, why = 0.0, []
+    for label, amount, budget, show in checks:
+        ratio = amount / budget
+        factor = max(factor, ratio)
+        if ratio > 1:
+            why.append(f"{label} {show(amount)} over {show(budget)}")
+    return factor, why
+
+
+def _pow2_unit(q: int) -> int:
+    """The largest power of two dividing q that leaves a quotient of at least 8."""
+    unit = 1
+    while q % (unit * 2) == 0 and q // (unit * 2) >= 8:
+        unit *= 2
+    return unit
+
+
+def _mib(n: float) -> str:
+    return f"{n / (1 << 20):.3g} MiB"
+
+
+def _round_to(value: int, divisor: int) -> int:
+    return max(divisor, value // divisor * divisor)
+
+
+def _known(mapping: dict[Group, int | None]) -> dict[Group, int]:
+    return {g: v for g, v in mapping.items() if v is not None}
+
+
+def _elements(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def _map(value: Any, fn) -> Any:
+    if isinstance(value, tuple):
+        return tuple(fn(v) for v in value)
+    if isinstance(value, list):
+        return [fn(v) for v in value]
+    return fn(value)

@@ -1,0 +1,261 @@
+"""Derived small presets and held-out shapes (kerneljudge.shapes, execute/shapes.py, harness/shape_worker.py).
+
+The upstream-format problems under fixtures/problems/upstream/ carry no kerneljudge metadata; plans for them
+are derived once per test session with real probe child processes, then checked against the rules: held-out
+sizes not multiples of 8 nor of the original, memory no larger than the benchmark shape, axis and kernel
+constants unchanged, the small preset inside its budgets, the reference running at every returned shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import shutil
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from kerneljudge.execute import shapes as S
+from kerneljudge.problem import read_problem
+from kerneljudge.shapes import derive as D
+from kerneljudge.shapes import roles as R
+from kerneljudge.shapes.commands import register
+from kerneljudge.shapes.plan import PlanError, ShapePlan
+from kerneljudge.shapes.scan import scan_text
+
+from .conftest import FIXTURES, ROOT
+
+UPSTREAM = FIXTURES / "problems" / "upstream"
+DERIVABLE = ["relu_4096x393216", "softmax_axis", "matmul_mkn", "conv2d_strided", "layernorm_3d",
+             "multihead_attention", "sum_reduction", "hadamard_pow2"]
+KEPT = {"softmax_axis": {"dim": 1}, "sum_reduction": {"dim": 1},
+        "conv2d_strided": {"kernel_size": 3, "stride": 2, "padding": 1}, "multihead_attention": {"num_heads": 12}}
+
+
+def _roles(name: str) -> tuple[dict[str, R.Role], dict[str, int]]:
+    scan = scan_text((UPSTREAM / f"{name}.py").read_text())
+    return R.classify(scan), {n: c.value for n, c in scan.constants.items()}
+
+
+@pytest.fixture(scope="module")
+def shape_cache(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("shape-cache"))
+
+
+@pytest.fixture(scope="module")
+def plans(shape_cache) -> dict[str, ShapePlan]:
+    problems = [read_problem(UPSTREAM / f"{n}.py") for n in DERIVABLE]
+    return dict(zip(DERIVABLE, S.resolve_many(problems, shape_cache, timeout_s=120)))
+
+
+@pytest.fixture(scope="module")
+def prober(shape_cache):
+    """A separate probe child, to re-run the reference at the shapes a plan returned."""
+    with S.ShapeWorker(shape_cache) as worker:
+        def probe(name: str, overrides: dict, cpu: bool = False) -> dict:
+            return worker.request({"cmd": "probe", "problem_path": str(UPSTREAM / f"{name}.py"),
+                                   "overrides": overrides, "cpu": cpu, "cpu_max_bytes": S.CPU_PROBE_MAX_BYTES},
+                                  120)
+        yield probe
+
+
+def _total(result: dict) -> int:
+    return sum(result["input_bytes"]) + result["param_bytes"] + sum(result["output_bytes"])
+
+
+# ------------------------------------------------------------------------------------------ pure rules
+
+
+def test_scan_reads_arithmetic_tuple_and_annotated_constants():
+    scan = scan_text("M = 1024 * 2\nK = M // 2 + 1\nh, w = 32, 48\nd: int = 7\nshape = (M, 3)\nx = foo()\n"
+                     "HELD_OUT = [{'M': 4096 + 1}]\n")
+    values = {n: c.value for n, c in scan.constants.items()}
+    assert values == {"M": 2048, "K": 1025, "h": 32, "w": 48, "d": 7, "shape": (2048, 3)}
+    assert scan.constants["K"].deps == ("M",) and scan.constants["M"].deps == ()
+    assert scan.others["HELD_OUT"] == [{"M": 4097}]
+
+
+@pytest.mark.parametrize("name,kept", sorted(KEPT.items()))
+def test_axis_kernel_and_head_constants_are_kept(name, kept):
+    roles, _ = _roles(name)
+    for constant in kept:
+        assert roles[constant].kind == R.KEEP, roles[constant]
+
+
+def test_sizes_and_divisors():
+    roles, _ = _roles("multihead_attention")
+    assert roles["batch_size"].kind == R.BATCH and roles["seq_len"].kind == R.FEATURE
+    assert roles["embed_dim"].divisor == 12 and roles["seq_len"].divisor == 1 and roles["batch_size"].divisor == 1
+    roles, _ = _roles("matmul_mkn")
+    assert {n: r.kind for n, r in roles.items()} == {"M": R.FEATURE, "K": R.FEATURE, "N": R.FEATURE}
+    assert not R.sizes(R.classify(scan_text((UPSTREAM / "no_constants.py").read_text())))
+    # a width that is a multiple of a per-head size moves with it
+    kinds = R.classify(scan_text("d_model = 1024\nhead_size = 64\nseq_len = 2048\nx = (d_model, head_size, seq_len)\n"))
+    assert kinds["d_model"].kind == R.DEPENDENT and kinds["d_model"].expr == "head_size * 16"
+    assert kinds["seq_len"].kind == R.FEATURE   # a multiple of head_size by coincidence only
+    # a lowercase k is a top-k count, an uppercase K a matmul size; a small depth is a layer count
+    kinds = R.classify(scan_text("k = 50\nK = 4096\ndepth = 6\nx = (k, K, depth)\n"))
+    assert (kinds["k"].kind, kinds["K"].kind, kinds["depth"].kind) == (R.KEEP, R.FEATURE, R.KEEP)
+
+
+@pytest.mark.parametrize("value,divisor", [(4096, 1), (393216, 1), (4095, 1), (768, 12), (512, 8), (16, 1), (3, 1)])
+def test_nearby_values(value, divisor):
+    for up in (False, True):
+        new = D.nearby(value, divisor, up=up)
+        assert new is not None and (new > value if up else new < value)
+        assert new % divisor == 0 and new % value != 0
+        assert new % 8 != 0 or divisor % 8 == 0
+    assert D.nearby(2, 1) is None   # nothing below 2 is a usable size
+
+
+@pytest.mark.parametrize("name", DERIVABLE)
+def test_candidates_follow_the_rules(name):
+    roles, values = _roles(name)
+    d = D.Derivation(scan_text((UPSTREAM / f"{name}.py").read_text()), roles)
+    variants = d.held_out()
+    assert variants and variants[0].label.startswith("mixed")
+    for variant in variants:
+        for constant, new in variant.overrides.items():
+            role, old = roles[constant], values[constant]
+            assert role.kind in (R.BATCH, R.FEATURE), f"{constant} is {role.kind}, must not change"
+            assert new != old and new % old != 0 and new % role.divisor == 0
+            assert new % 8 != 0 or role.divisor % 8 == 0 or "power-of-two" in variant.label
+
+
+# -------------------------------------------------------------------------------- derived, real probes
+
+
+@pytest.mark.parametrize("name", DERIVABLE)
+def test_derived_plan_shapes(plans, prober, name):
+    plan = plans[name]
+    roles, values = _roles(name)
+    assert plan.source == {"small": "derived", "held_out": "derived", "held_out_small": "derived"}, plan.notes
+    assert plan.held_out and plan.held_out_small
+    for kept, value in KEPT.get(name, {}).items():
+        assert all(kept not in v for v in [plan.small] + plan.held_out + plan.held_out_small)
+        assert values[kept] == value
+    default = prober(name, {})
+    for variant in plan.held_out:
+        for constant, new in variant.items():
+            assert new % 8 != 0 or roles[constant].divisor % 8 == 0
+            assert new % values[constant] != 0
+        result = prober(name, variant)   # the reference accepts it (on the meta device) ...
+        assert result["ok"], result
+        assert result["structure"] == default["structure"]
+        assert _total(result) <= _total(default)   # ... and it needs no more memory
+    small = prober(name, plan.small, cpu=True)   # a real CPU forward, timed
+    assert small["ok"], small
+    assert max(small["input_bytes"]) <= D.SMALL_INPUT_BYTES
+    assert sum(small["input_bytes"]) + sum(small["output_bytes"]) <= D.SMALL_IO_BYTES
+    assert small["param_bytes"] <= D.SMALL_PARAM_BYTES and small["flops"] <= D.SMALL_FLOPS
+    assert small["cpu_seconds"] < 1.0 and plan.measured["small"]["cpu_seconds"] <= D.SMALL_CPU_SECONDS
+    for variant in plan.held_out_small:
+        result = prober(name, variant, cpu=True)
+        assert result["ok"] and _total(result) <= _total(small), result
+
+
+def test_relu_small_preset_is_cpu_sized(plans):
+    plan = plans["relu_4096x393216"]
+    assert plan.small["batch_size"] * plan.small["dim"] * 4 <= D.SMALL_INPUT_BYTES
+    assert plan.held_out[0] == {"batch_size": 4095, "dim": 393217}   # mixed: wider rows, one row fewer
+
+
+def test_multihead_attention_keeps_embed_dim_divisible(plans):
+    plan = plans["multihead_attention"]
+    for variant in [plan.small] + plan.held_out + plan.held_out_small:
+        assert variant.get("embed_dim", 768) % 12 == 0
+
+
+def test_reference_that_rejects_most_variants(plans):
+    plan = plans["hadamard_pow2"]
+    assert plan.held_out == [{"batch_size": 4095}]   # every width that is not a power of two is refused
+    assert sum("power-of-two width" in n and "dropped" in n for n in plan.notes) >= 3
+    assert all(v.get("dim", 65536) & (v.get("dim", 65536) - 1) == 0 for v in [plan.small] + plan.held_out_small)
+
+
+def test_cache_is_used_without_a_child(plans, shape_cache):
+    problem = read_problem(UPSTREAM / "layernorm_3d.py")
+    with S.ShapeWorker(shape_cache) as worker:
+        again = S.resolve(problem, shape_cache, worker=worker)
+        assert worker.starts == 0
+    assert again == plans["layernorm_3d"]
+    assert ShapePlan.from_json(again.to_json()) == again
+
+
+def test_metadata_wins_without_a_child(shape_cache):
+    for path in (ROOT / "src/kerneljudge/suite/level1/47_sum_dim.py", FIXTURES / "problems" / "row_sum.py",
+                 ROOT / "src/kerneljudge/suite/level1/108_softmax_temperature.py"):
+        problem = read_problem(path)
+        with S.ShapeWorker(shape_cache) as worker:
+            plan = S.resolve(problem, shape_cache, worker=worker, use_cache=False)
+            assert worker.starts == 0
+        assert plan.source == {"small": "metadata", "held_out": "metadata", "held_out_small": "metadata"}
+        assert plan.small == problem.metadata["SMALL"]
+        assert plan.held_out_small == problem.metadata["HELD_OUT_SMALL"]
+    # Problem.metadata misses `128256 + 1`; the plan evaluates it from the text
+    assert plan.held_out == [{"batch_size": 1531, "vocab": 128257}]
+
+
+def test_partial_metadata_is_completed(tmp_path, shape_cache):
+    text = (UPSTREAM / "relu_4096x393216.py").read_text() + '\nSMALL = {"batch_size": 8, "dim": 1000}\n'
+    (tmp_path / "relu_small_only.py").write_text(text)
+    plan = S.resolve(read_problem(tmp_path / "relu_small_only.py"), shape_cache, use_cache=False)
+    assert plan.source == {"small": "metadata", "held_out": "derived", "held_out_small": "derived"}
+    assert plan.small == {"batch_size": 8, "dim": 1000}
+    assert plan.held_out_small[0] == {"batch_size": 7, "dim": 1001}   # derived from SMALL, not from the default
+
+
+def test_no_constants_gives_an_empty_plan_without_a_child(shape_cache):
+    with S.ShapeWorker(shape_cache) as worker:
+        plan = S.resolve(read_problem(UPSTREAM / "no_constants.py"), shape_cache, worker=worker)
+        assert worker.starts == 0
+    assert plan.source == {"small": "none", "held_out": "none", "held_out_small": "none"}
+    assert plan.small == {} and not plan.held_out and "no module-level integer size constants" in plan.notes[0]
+
+
+def test_crashing_probe_gives_an_empty_plan_and_is_not_cached(shape_cache):
+    problem = read_problem(UPSTREAM / "crash_probe.py")
+    for _ in range(2):
+        with S.ShapeWorker(shape_cache) as worker:
+            plan = S.resolve(problem, shape_cache, worker=worker)
+            assert worker.starts == 1   # the second call probes again: a failure is not cached
+        assert plan.source == {"small": "none", "held_out": "none", "held_out_small": "none"}
+        assert not plan.held_out and "probe failed" in plan.notes[0] and "status 17" in plan.notes[0]
+
+
+def test_hanging_probe_times_out_into_an_empty_plan(tmp_path, shape_cache):
+    text = (UPSTREAM / "relu_4096x393216.py").read_text().replace(
+        "def get_inputs():\n", "def get_inputs():\n    import time\n    time.sleep(600)\n")
+    (tmp_path / "relu_hangs.py").write_text(text)
+    plan = S.resolve(read_problem(tmp_path / "relu_hangs.py"), shape_cache, timeout_s=3, use_cache=False)
+    assert plan.source["held_out"] == "none" and "timed out after 3 s" in plan.notes[0]
+
+
+def test_plan_validation():
+    good = ShapePlan(small={"n": 4}, held_out=[{"n": 7}], source={"small": "derived", "held_out": "derived",
+                                                                   "held_out_small": "none"})
+    assert ShapePlan.from_dict(json.loads(good.to_json())) == good
+    for bad in ({**good.to_dict(), "small": {"n": "4"}}, {**good.to_dict(), "source": {"small": "guessed"}},
+                {**good.to_dict(), "held_out": {"n": 7}}, [1, 2]):
+        with pytest.raises(PlanError):
+            ShapePlan.from_dict(bad)
+
+
+def test_shapes_command(plans, shape_cache, tmp_path):
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command"))
+    copy = tmp_path / "layernorm_3d.py"
+    shutil.copy(UPSTREAM / "layernorm_3d.py", copy)   # same text, so the cached plan serves it
+    for extra in (["--json"], []):
+        args = parser.parse_args(["shapes", "--problem", str(copy), "--cache-dir", shape_cache] + extra)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert args.func(args) == 0
+        if extra:
+            assert ShapePlan.from_json(out.getvalue()) == plans["layernorm_3d"]
+        else:
+            assert "held_out_small  derived" in out.getvalue() and "CPU forward" in out.getvalue()
+    args = parser.parse_args(["shapes", "--problem", str(tmp_path / "missing.py")])
+    assert args.func(args) == 3
