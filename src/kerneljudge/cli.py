@@ -1,7 +1,7 @@
 """Command line: judge solutions (eval, run, examples), check the suite (lint, suite), drive models (bench, score).
 
 Exit codes: 0 whenever a verdict was reached (even a wrong or crashing solution); 2 for bad usage;
-3 for unreadable or unusable input files.
+3 for unreadable or unusable input files; 4 when --require-sandbox was given and the box is incomplete.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .types import CLOCKS, CONTRACTS, DEVICES, POLICIES, PRECISIONS, JudgeOption
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
+EXIT_NO_SANDBOX = 4
 
 
 def _add_judge_options(p: argparse.ArgumentParser) -> None:
@@ -45,6 +46,9 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reuse-reference-times", action="store_true",
                    help="take the reference's time from the cache of an earlier run instead of timing it now, "
                         "interleaved with the solution (faster, less exact; the verdict says so)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to judge when a layer of the solution's box (user, network or PID namespace, "
+                        "Landlock, no_new_privs) is missing here; without it such verdicts carry `unsandboxed`")
     p.add_argument("--reserved-cores", type=int, default=None, metavar="N",
                    help="CPU cores kept per device for the processes that time there; builds use the rest "
                         "(default: 2 per GPU when enough cores remain, on the CPU --threads; 0: no pinning)")
@@ -55,7 +59,8 @@ def _options(args: argparse.Namespace) -> JudgeOptions:
                         time_budget_s=args.budget, timing=not args.no_timing, preset=args.preset,
                         build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
                         threads=args.threads, cache_dir=args.cache_dir, numerics=args.numerics, clock=args.clock,
-                        reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores)
+                        reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores,
+                        require_sandbox=args.require_sandbox)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -187,8 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--trials must be at least 1")
     if (getattr(args, "reserved_cores", None) or 0) < 0:
         parser.error("--reserved-cores must be 0 or more")
+    from .execute.boxing import SandboxRequired
+
     try:
         return args.func(args)
+    except SandboxRequired as exc:
+        print(f"kerneljudge: {exc}", file=sys.stderr)
+        return EXIT_NO_SANDBOX
     except KeyboardInterrupt:
         print("kerneljudge: interrupted; verdicts reached so far are in the log", file=sys.stderr)
         return 130

@@ -39,6 +39,7 @@ from typing import Any, Iterator
 from ..sandbox import launch, spec as box_spec
 from .build_request import MAX_SOURCE_BYTES, BuildRefused, uses_cuda, validate
 from .child import TailBuffer
+from .cores import pin_tree
 
 __all__ = ["MAX_SOURCE_BYTES", "BuildRefused", "BuildResult", "Builder", "validate"]
 
@@ -71,12 +72,13 @@ class Builder:
     With `reuse=False` (say, where the box is incomplete) every request is built afresh."""
 
     def __init__(self, build_root: str, env: dict[str, str], cuda_arch_list: str | None = None,
-                 reuse: bool = True, nice: int = 10, require: tuple[str, ...] = ()):
+                 reuse: bool = True, nice: int = 10, require: tuple[str, ...] = (), cores: tuple[int, ...] = ()):
         self.root = os.path.abspath(build_root)
         os.makedirs(self.root, exist_ok=True)
         self.env = dict(env)
         self.cuda_arch_list = cuda_arch_list if cuda_arch_list is not None else env.get("TORCH_CUDA_ARCH_LIST", "")
         self.reuse, self.nice, self.require = reuse, nice, tuple(require)
+        self.cores = tuple(cores)  # builds stay off the cores reserved for timing (execute/cores.py)
         self.builds_started = 0
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
@@ -197,7 +199,8 @@ class Builder:
             self.builds_started += 1
         started = time.monotonic()
         output = TailBuffer(LOG_CHARS * 2)
-        code = _run_boxed(command, env, folder, json.dumps(request).encode(), output, deadline - started)
+        code = _run_boxed(command, env, folder, json.dumps(request).encode(), output, deadline - started,
+                          self.cores)
         seconds = round(time.monotonic() - started, 3)
         log = _clean_log(output.text(LOG_CHARS), request["name"])
         if code is None:
@@ -260,10 +263,11 @@ class Builder:
 
 
 def _run_boxed(command: list[str], env: dict[str, str], cwd: str, request: bytes, output: TailBuffer,
-               timeout_s: float) -> int | None:
+               timeout_s: float, cores: tuple[int, ...] = ()) -> int | None:
     """Run the build; its exit status, or None when it ran past `timeout_s` (then its group is killed)."""
     proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
+    pin_tree(proc.pid, cores)  # the compilers it starts inherit it
 
     def feed() -> None:
         with contextlib.suppress(OSError):

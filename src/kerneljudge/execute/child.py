@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from .. import channel
 
@@ -52,13 +52,18 @@ class TailBuffer:
 
 
 class Child:
-    def __init__(self, module: str, env: dict[str, str], cwd: str | None = None):
+    """`wrap(module, args)`, when given, is the command line that runs the module with its two descriptor
+    arguments (the box's launcher: sandbox.launch.argv); by default a plain `python -m module`."""
+
+    def __init__(self, module: str, env: dict[str, str], cwd: str | None = None,
+                 wrap: Callable[[str, list[str]], list[str]] | None = None):
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
         self.output = TailBuffer()
         self._close_lock = threading.Lock()
+        args = [str(to_child_r), str(from_child_w)]
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-m", module, str(to_child_r), str(from_child_w)],
+            wrap(module, args) if wrap is not None else [sys.executable, "-u", "-m", module, *args],
             pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
         )

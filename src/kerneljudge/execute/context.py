@@ -14,7 +14,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .. import channel
 from ..harness import compare
@@ -59,6 +59,10 @@ class Context:
     phases: dict[str, float] = field(default_factory=dict)
     numerics: dict[str, Any] | None = None   # the worst error seen on any checked output
     max_error: dict[str, Any] | None = None
+    # answers a build request the child sends in the middle of a command (the trusted builder): given the
+    # request and the seconds left, returns the answer to send back
+    on_build: Callable[[Any, float], dict[str, Any]] | None = None
+    on_outputs: Callable[[Any], None] | None = None  # sees the metas of every handed-over output
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -74,9 +78,15 @@ class Context:
         remaining = self.deadline - time.monotonic() if timeout is None else timeout
         if remaining <= 0:
             raise Outcome("timeout", "ran past the run time limit", excerpt=self.child.output.text())
+        deadline = time.monotonic() + remaining
         try:
             self.child.send(header)
             reply, _ = self.child.recv(remaining, max_payload=0)  # outputs travel as files, never here
+            while reply.get("status") == "build":  # load_inline called: the judge builds, then the call goes on
+                answer = self.on_build(reply.get("request"), deadline - time.monotonic()) if self.on_build \
+                    else {"ok": False, "log": "this judge has no builder"}
+                self.child.send(answer)
+                reply, _ = self.child.recv(deadline - time.monotonic(), max_payload=0)
         except channel.ChannelTimeout:
             phase = "build" if header.get("cmd") == "load" else "run"
             limit = self.options.build_timeout_s if phase == "build" else self.options.run_timeout_s
@@ -108,6 +118,8 @@ class Context:
         path = os.path.join(self.exchange, f"out{self.outputs_written}.bin")
         reply = self.request({**header, "out_path": path, "transport": self.transport})
         reply["path"] = path
+        if self.on_outputs is not None:
+            self.on_outputs(reply.get("metas"))
         # IPC only when it was asked for: the child does not get to pick how the reference reads its output
         reply["transport"] = "ipc" if self.transport == "ipc" and reply.get("transport") == "ipc" else "file"
         return reply

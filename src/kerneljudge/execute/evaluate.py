@@ -13,8 +13,7 @@ import hashlib
 import os
 import random
 import secrets
-import shutil
-import tempfile
+import subprocess
 import threading
 import time
 import traceback
@@ -23,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import analyze, detect_backend
+from ..sandbox.probing import SandboxReport
 from ..analysis import kernels
 from ..harness import timing
 from ..problem import Problem
 from ..shapes.plan import ShapePlan
 from ..types import BLOCKING_FLAGS, JudgeOptions, Verdict
-from . import correctness, cores, environment, shapes, timed, work_audit
+from . import boxing, correctness, cores, environment, shapes, timed, work_audit
+from .builder import Builder, BuildRefused
 from .child import Child
 from .context import Context, Outcome
 from .reference import ReferenceError, ReferenceService
@@ -49,19 +50,43 @@ class Slot:
     ipc: bool = field(default_factory=lambda: os.environ.get("KERNELJUDGE_IPC", "1") != "0")
     timing_cores: tuple[int, ...] = ()
     other_cores: tuple[int, ...] = ()
+    builder: Builder | None = None    # the trusted builder (shared by every slot of a judge)
+    box: SandboxReport | None = None  # what the box is made of on this machine
 
 
 def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, str] | None = None) -> list[Slot]:
-    """One slot per device, with the core layout of docs/judging.md (`--reserved-cores`)."""
+    """One slot per device, with the core layout of docs/judging.md (`--reserved-cores`), the box this machine
+    offers (raises boxing.SandboxRequired under --require-sandbox when it is incomplete) and one builder."""
     cache = options.cache_dir or environment.default_cache_dir()
+    report = boxing.session_report(options.require_sandbox)
     layout = cores.plan_cores(count, device, options.threads, options.reserved_cores)
+    build_env = environment.child_env(device, options.threads, cache, env)
+    # a box missing a layer could let a solution touch a build folder: then nothing built is reused
+    builder = Builder(environment.build_root(cache), build_env, cuda_arch_list=_arch_list(device),
+                      reuse=report.complete, cores=layout.builds if layout.active else ())
     slots = []
     for i in range(count):
         slot_env = {**(env or {}), **_device_env(device, i)}
         reference = ReferenceService(device, options.precision, options.threads, cache, env=slot_env,
                                      cores=layout.timing[i])
-        slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds))
+        slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds,
+                          builder=builder, box=report))
     return slots
+
+
+def _arch_list(device: str) -> str:
+    """The GPU's own architecture for CUDA builds ("9.0"), read without initialising CUDA here."""
+    if device != "cuda":
+        return ""
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return os.environ["TORCH_CUDA_ARCH_LIST"]
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
+        caps = sorted({line.strip() for line in done.stdout.splitlines() if line.strip()})
+        return ";".join(caps)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def _device_env(device: str, index: int) -> dict[str, str]:
@@ -76,6 +101,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
              plan: ShapePlan | None = None) -> Verdict:
     """Judge one solution file. Never raises for anything the solution does; raises OSError if unreadable."""
     started = time.monotonic()
+    solution_path = str(Path(solution_path).resolve())  # the solution's process works in its own folder
     text = Path(solution_path).read_text()
     backend = detect_backend(text)
     findings = analyze(text, options.policy, backend)
@@ -90,7 +116,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
     ctx.info["custom_kernels"] = kernels.custom_kernel_names(text)
     ctx.info["header_libraries"] = kernels.header_libraries(text)
-    base = dict(problem=problem.path, solution=str(Path(solution_path).resolve()), problem_id=problem.id,
+    base = dict(problem=problem.path, solution=solution_path, problem_id=problem.id,
                 backend=backend, policy=options.policy, precision=options.precision, device=device,
                 problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
                 preset="small" if small else "default", findings=tuple(f.to_dict() for f in findings),
@@ -139,7 +165,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         max_error=ctx.max_error, numerics=ctx.numerics, device_name=str(env.get("device_name", "")),
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
         build_s=ctx.phases.get("build"), wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
-        profile=list(ctx.info.get("profile", [])), **base,
+        profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})), **base,
     )
 
 
@@ -172,18 +198,25 @@ def _static_gate(findings: list, backend: str, device: str, options: JudgeOption
 
 def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -> None:
     opts, problem = ctx.options, ctx.problem
-    ctx.child = Child("kerneljudge.harness.solution_worker",
-                      environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env))
-    cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
-    ctx.deadline = time.monotonic() + opts.build_timeout_s
-    with ctx.phase("build"):
-        reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
-                             "device": ctx.device, "precision": opts.precision, "threads": opts.threads,
-                             "build_root": environment.build_root(_cache(opts))})
-    ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
-    # Everything that touches the device happens under the slot's lock: one judged model at a time.
-    ctx.exchange = tempfile.mkdtemp(prefix="kj-out-", dir=_exchange_root())
+    report = slot.box or boxing.session_report(opts.require_sandbox)
+    base_env = environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env)
+    box = boxing.make_box(report, base_env, [problem.path, solution_path], ctx.device, ctx.transport == "ipc")
+    ctx.exchange = box.exchange
+    ctx.on_outputs = box.remember_ipc
+    ctx.on_build = lambda request, left: _build(slot, box, request, left, ctx)
+    if not report.complete:
+        ctx.flags.add("unsandboxed")
     try:
+        ctx.child = Child("kerneljudge.harness.solution_worker", box.env, cwd=box.scratch, wrap=box.wrap)
+        cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
+        ctx.deadline = time.monotonic() + opts.build_timeout_s
+        with ctx.phase("build"):
+            boxed = ctx.request({"cmd": "box", "device": ctx.device, "ipc": ctx.transport == "ipc"})
+            ctx.info["sandbox"] = box.verdict_fields({k: boxed.get(k) for k in ("layers", "missing", "narrowed")})
+            reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
+                                 "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
+        ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
+        # Everything that touches the device happens under the slot's lock: one judged model at a time.
         with ctx.phase("wait_for_device"):
             slot.lock.acquire()
         try:
@@ -195,8 +228,24 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
         finally:
             slot.lock.release()
     finally:
-        ctx.child.kill()  # nothing may still write into the exchange folder while it is removed
-        shutil.rmtree(ctx.exchange, ignore_errors=True)
+        if ctx.child is not None:
+            ctx.child.kill()  # nothing may still write into the box's folders while they are removed
+        box.remove()
+
+
+def _build(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: float, ctx: Context) -> dict[str, Any]:
+    """A load_inline/load call of the solution: built by the trusted builder, copied into its scratch."""
+    if slot.builder is None:
+        return {"ok": False, "log": "this judge has no builder"}
+    try:
+        built = slot.builder.build(request, max(1.0, seconds_left))
+    except BuildRefused as exc:
+        return {"ok": False, "log": f"the judge refused the build request: {exc}"}
+    ctx.info.setdefault("builds", []).append({"name": built.name, "ok": built.ok, "seconds": built.seconds,
+                                              "reused": built.reused, "key": built.key})
+    if not built.ok:
+        return {"ok": False, "log": built.log}
+    return {"ok": True, "path": slot.builder.copy_into(built, box.scratch)}
 
 
 def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
@@ -226,11 +275,6 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
         work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache(opts), slot.reference.count)
         if not ctx.info.get("held_out_failed"):
             timed.device_clock(ctx, result)
-
-
-def _exchange_root() -> str | None:
-    """Shared memory when the machine has it: outputs pass through RAM, not disk."""
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
 def _cache(options: JudgeOptions) -> str:

@@ -11,6 +11,7 @@ at a time, so no future input can be predicted; the expected outputs never enter
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 import time
@@ -57,13 +58,46 @@ def _integrity_flags() -> list[str]:
     return flags
 
 
+def handle_box(msg: dict[str, Any], fd: int) -> None:
+    """Before any solution code: initialise the device, make the first CUDA IPC export while the box still
+    allows torch's counter file in /dev/shm, then narrow the box (when the launcher left a narrower one
+    pending) and say what the box is. This reply is the last one the solution cannot have influenced."""
+    from ..sandbox import landlock, namespaces
+
+    narrowed = None
+    try:
+        if msg.get("device") == "cuda":
+            torch.ones(1, device="cuda")
+            if msg.get("ipc"):
+                try:
+                    ipc.share([torch.zeros(1, device="cuda")])
+                finally:
+                    ipc.release()
+        narrowed = landlock.apply_pending().to_dict()
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+        return
+    record = namespaces.RECORD
+    channel.send(fd, {"status": "ok", "layers": list(record.get("active", [])),
+                      "missing": dict(record.get("missing", {})), "landlock": record.get("landlock"),
+                      "narrowed": narrowed})
+
+
+def _request_build(request: dict[str, Any]) -> str:
+    """The judge's trusted builder compiles the extension and copies it into this process's scratch folder."""
+    answer = worker.ask_judge({"status": "build", "request": request})
+    if answer.get("ok") and isinstance(answer.get("path"), str):
+        return answer["path"]
+    raise builds.BuildFailed(str(answer.get("log", "the judge refused the build")))
+
+
 def handle_load(msg: dict[str, Any], fd: int) -> None:
     """Build phase: import the solution (load_inline and Triton compiles happen here)."""
     S.device, S.precision, S.problem_path = msg["device"], msg["precision"], msg["problem_path"]
     S.flags_at_start = worker.pin_global_flags(S.device, msg.get("threads", 1))
     S.clocks = timing.clock_identities()
     S.threads_at_start = {t.ident for t in threading.enumerate()}
-    builds.install(msg["build_root"])
+    builds.install(_request_build)
     environment = worker.environment(S.device)
     start = time.perf_counter()
     try:
@@ -238,9 +272,12 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
 
 
 def main() -> None:
-    worker.serve({"load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
+    worker.serve({"box": handle_box, "load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
                   "ship": handle_ship, "ship_held": handle_ship_held, "profile": handle_profile,
                   "device_time": handle_device_time})
+    # no interpreter teardown: in the narrowed box torch could not remove its IPC counter file and would
+    # abort; the judge removes that file and this process's folders itself
+    os._exit(0)
 
 
 if __name__ == "__main__":

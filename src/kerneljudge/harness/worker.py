@@ -101,9 +101,22 @@ def error_message(exc: BaseException) -> str:
     return text[-ERROR_EXCERPT_CHARS:]
 
 
+CHANNEL: tuple[int, int] = (-1, -1)  # (from the judge, to the judge), set by serve()
+
+
+def ask_judge(message: dict[str, Any]) -> dict[str, Any]:
+    """In the middle of a command, ask the judge something and wait for its answer (a build request)."""
+    fd_in, fd_out = CHANNEL
+    channel.send(fd_out, message)
+    answer, _ = channel.recv(fd_in)
+    return answer
+
+
 def serve(handlers: dict[str, Callable[[dict[str, Any], int], None]]) -> None:
     """Read commands from the private channel until 'exit' or EOF; each handler replies itself."""
+    global CHANNEL
     fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+    CHANNEL = (fd_in, fd_out)
     os.set_inheritable(fd_in, False)
     os.set_inheritable(fd_out, False)
     while True:
