@@ -166,6 +166,7 @@ def _within_limits(options: JudgeOptions, service: JudgeOptions, where: str) -> 
         (1 <= options.threads <= cores, f"threads is in [1, {cores}] on this service"),
         (1 < options.speedup_review_threshold <= service.speedup_review_threshold,
          f"speedup_review_threshold is in (1, {service.speedup_review_threshold:g}] on this service"),
+        (options.require_sandbox or not service.require_sandbox, "require_sandbox is on for every job here"),
     ]
     for ok, rule in checks:
         if not ok:
