@@ -22,6 +22,8 @@ class Executor(Protocol):
 
     def status(self) -> dict[str, Any]: ...
 
+    def device_name(self, options: JudgeOptions | None = None) -> str: ...
+
     def close(self, wait_s: float = 5.0) -> None: ...
 
 
@@ -62,6 +64,11 @@ class ExecutorSession:
 
     def judge(self, problem: Problem, solution: Any) -> Any:
         return self.executor.submit(problem, solution, self.options).result()
+
+    def device_name(self) -> str:
+        """The judged device's name as a trusted reference process reports it ("NVIDIA H200"), without a CUDA
+        context in this process."""
+        return str(self.executor.device_name(self.options))
 
     def close(self) -> None:
         self.executor.close()

@@ -223,6 +223,12 @@ class JudgePool:
         """Start every lane's reference process in the background (for these options)."""
         self.slots.warm(self._options_for(options))
 
+    def device_name(self, options: JudgeOptions | None = None) -> str:
+        """The first lane's device name, from its reference process (started if need be)."""
+        slot = self.slots.get(self._options_for(options))[0]
+        with slot.lock:
+            return str(slot.reference.hello().get("device_name", ""))
+
     # -- the workers
 
     def _work(self) -> None:

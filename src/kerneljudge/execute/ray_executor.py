@@ -49,6 +49,9 @@ class JudgeActor:
     def warm(self, options: dict[str, Any]) -> None:
         self.pool.warm(JudgeOptions(**options))
 
+    def device_name(self, options: dict[str, Any]) -> str:
+        return self.pool.device_name(JudgeOptions(**options))
+
     def judge(self, problem_text: str, problem_name: str, solution_text: str, options: dict[str, Any]) -> dict:
         import shutil
         import tempfile
@@ -149,6 +152,10 @@ class RayPool:
         opts = dataclasses.asdict(dataclasses.replace(options or self.options, device=self.device))
         for actor in self.actors:
             actor.warm.remote(opts)
+
+    def device_name(self, options: JudgeOptions | None = None) -> str:
+        opts = dataclasses.asdict(dataclasses.replace(options or self.options, device=self.device))
+        return str(self._ray.get(self.actors[0].device_name.remote(opts)))
 
     def describe(self) -> list[dict[str, Any]]:
         """Where each actor runs: {"pid", "node", "device", "lanes"} (waits for the actors to start)."""
