@@ -73,7 +73,7 @@ def test_pool_judges_and_refuses_another_device(cache_dir):
         with pytest.raises(OSError):
             missing.result(30)
         assert pool.status()["lanes"][0]["judged"] == 2
-        assert pool.device_name() == verdict.device_name != ""
+        assert pool.device_name() == lenient.device_name != ""
 
 
 def test_close_cancels_queued_jobs_and_refuses_new_ones(cache_dir):
