@@ -1,25 +1,25 @@
 """Judge many solutions: builds in parallel on the CPU cores while one solution at a time uses each device.
 
 Every verdict is appended to a JSONL file as soon as it is reached (flushed and fsynced), so a crash or
-an interrupt loses nothing, and a re-run skips what is already there.
+an interrupt loses nothing, and a re-run skips what is already there. The judging itself is a JudgePool
+(execute/pool.py) on this machine, or a Ray cluster with executor="ray" (execute/ray_executor.py).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..problem import Problem, sha256_text
 from ..jsonl import read_objects
+from ..problem import Problem, sha256_text
 from ..types import JudgeOptions
 from . import environment, shapes
-from .evaluate import Slot, evaluate, make_slots
+from .executors import Executor, open_executor
+from .logfile import AppendLog
+from .pool import default_workers, device_count  # noqa: F401  (device_count: kept for callers of this module)
 
 
 @dataclass(frozen=True)
@@ -44,69 +44,51 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return [row for row in read_objects(path) if "verdict" in row]
 
 
-def device_count(device: str) -> int:
-    if device != "cuda":
-        return 1
-    import torch
-
-    return max(1, torch.cuda.device_count())
-
-
 def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_parallel: int | None = None,
-              progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Judge every job not yet in out_path; return all verdicts for these jobs (old and new)."""
+              progress: Callable[[str], None] | None = None, executor: str | Executor = "local",
+              address: str | None = None) -> list[dict[str, Any]]:
+    """Judge every job not yet in out_path; return all verdicts for these jobs (old and new).
+
+    executor: "local" (this machine, the default), "ray" (a Ray cluster at `address`, or a local one), or
+    an Executor the caller opened (and closes).
+    """
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     device = environment.resolve_device(options.device)
-    cache = options.cache_dir or environment.default_cache_dir()
     done = {verdict_key(v): v for v in read_log(out_path)}
     keyed = [(job, job.key(options, device)) for job in jobs]
     todo = [(job, key) for job, key in keyed if key not in done]
     if len(todo) < len(keyed):
         say(f"resuming: {len(keyed) - len(todo)} verdict(s) already in {out_path}, {len(todo)} to judge")
-    workers = jobs_in_parallel or (os.cpu_count() or 1 if device == "cuda" else min(2, os.cpu_count() or 1))
-    workers = max(1, min(workers, len(todo) or 1))
-    n_slots = device_count(device)
-    # a CUDA load_inline build has two compile jobs (the C++ binding and the .cu file): let both run at once
-    build_env = {"MAX_JOBS": str(max(2, (os.cpu_count() or 1) // workers))}
-    slots = make_slots(device, options, n_slots, build_env)
-    unique = list({job.problem.path: job.problem for job, _ in todo}.values())
-    plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, cache)))
-    lock = threading.Lock()
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
-    counter = {"n": 0}
-
-    def work(index: int, job: Job) -> dict[str, Any]:
-        verdict = evaluate(job.problem, str(job.solution), options, slots[index % n_slots], device,
-                           plans.get(job.problem.path)).to_dict()
-        with lock:
-            with out_path.open("a") as log:
-                log.write(json.dumps(verdict, sort_keys=True) + "\n")
-                log.flush()
-                os.fsync(log.fileno())
-            counter["n"] += 1
-            say(f"[{counter['n']}/{len(todo)}] {job.problem.id} <- {job.solution.name}: {_summary(verdict)}")
-        return verdict
-
-    try:
-        with ThreadPoolExecutor(max_workers=workers + n_slots) as pool:
-            for slot in slots if todo else []:
-                pool.submit(_start_reference, slot)  # starts while the first solutions build
-            futures = {pool.submit(work, i, job): key for i, (job, key) in enumerate(todo)}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-    finally:
-        for slot in slots:
-            slot.reference.close()
+    if todo:
+        workers = max(1, min(jobs_in_parallel or default_workers(device), len(todo)))
+        owned = isinstance(executor, str)
+        pool = open_executor(executor, options, workers=workers, address=address) if owned else executor
+        try:
+            with AppendLog(out_path) as log:
+                results = _judge_all(pool, todo, options, log, say)
+        finally:
+            if owned:
+                pool.close()
     return [results.get(key) or done[key] for _, key in keyed]
 
 
-def _start_reference(slot: Slot) -> None:
-    with slot.lock:
-        try:
-            slot.reference.hello()
-        except Exception:  # the first solution to use the slot gets the error in its verdict
-            pass
+def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOptions, log: AppendLog,
+               say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+    pool.warm(options)   # reference processes start while the first solutions build
+    # every problem's shapes (derived small preset, held-out shapes) resolved once, in one probe child
+    unique = list({job.problem.path: job.problem for job, _ in todo}.values())
+    plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, options.cache_dir)))
+    futures = {pool.submit(job.problem, job.solution, options, plan=plans.get(job.problem.path)): (job, key)
+               for job, key in todo}
+    results: dict[str, dict[str, Any]] = {}
+    for n, future in enumerate(as_completed(futures), 1):
+        job, key = futures[future]
+        verdict = future.result().to_dict()
+        log.append(verdict)
+        results[key] = verdict
+        say(f"[{n}/{len(todo)}] {job.problem.id} <- {job.solution.name}: {_summary(verdict)}")
+    return results
 
 
 def _summary(v: dict[str, Any]) -> str:
