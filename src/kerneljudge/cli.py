@@ -51,8 +51,8 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
                         "Landlock, no_new_privs) is missing here; without it such verdicts carry `unsandboxed`")
     p.add_argument("--reserved-cores", type=int, default=None, metavar="N",
                    help="CPU cores kept per device for the processes that time there; builds use the rest "
-                        "(default: 2 per GPU when enough cores remain, on the CPU --threads when two cores stay for builds; "
-                        "0: no pinning)")
+                        "(default: 2 per GPU when enough cores remain; on the CPU --threads when two cores stay "
+                        "for builds; 0: no pinning)")
 
 
 def _options(args: argparse.Namespace) -> JudgeOptions:
@@ -116,7 +116,8 @@ def _run_folder(problems_dir: Path, solutions_dir: Path, out: Path, args: argpar
     from .progress import Progress
 
     with Progress(desc="judging", unit="solution") as progress:
-        verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs, progress=progress.callback)
+        verdicts = run_batch(jobs, options, out, jobs_in_parallel=args.jobs, progress=progress.callback,
+                             executor=getattr(args, "executor", "local"), address=getattr(args, "address", None))
     if args.json:
         for v in verdicts:
             print(json.dumps(v, sort_keys=True))
@@ -143,6 +144,8 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .execute.executors import add_executor_arguments
+
     parser = argparse.ArgumentParser(prog="kerneljudge", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -164,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, help="solutions in flight at once (builds run in parallel)")
     p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
     _add_judge_options(p)
+    add_executor_arguments(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("examples", help="judge the bundled example solutions on this machine (the main job)")
@@ -171,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, help="solutions in flight at once")
     p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
     _add_judge_options(p)
+    add_executor_arguments(p)
     p.set_defaults(func=cmd_examples)
 
     from .generate.commands import register as register_generation  # bench, score
@@ -181,8 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_suite(sub)
     register_shapes(sub)
+    from .serve.commands import register as register_serve  # serve
+
     register_generation(sub)
     register_results(sub)
+    register_serve(sub)
     return parser
 
 
