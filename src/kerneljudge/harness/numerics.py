@@ -1,23 +1,25 @@
 """Which arithmetic an output's error is consistent with, and what each numerics contract accepts.
 
-docs/numerics.md derives every bound here; the names below follow it. In short, for one floating output:
-  S          RMS of the reference's finite values (the output's scale)
-  rel_l2     ||sol - ref|| / ||ref||
-  max_rel    max_j |sol_j - ref_j| / max(S, |ref_j|)
-A class c (fp32, tf32 for fp32 runs; fp16 or bf16 for those runs) holds when
-  rel_l2 <= B_c + lambda_norm * rho_c   and   max_rel <= B_c + lambda_elem * rho_c
-with, for n rounding stages of unit roundoff u_c and a reduction of K roundings in fp32 (u32 = 2^-24),
-  rho_c = sqrt(2 n u_c^2 + 2 K u32^2)      (independent roundings: Higham & Mary's sqrt(n) u growth)
+docs/numerics.md derives every bound here and uses the same names. For one floating output, over the
+positions where the reference is finite (N of them):
+  S            RMS of the reference (the output's scale); m_j = max(S, |ref_j|), element j's scale
+  rel_l2       ||sol - ref|| / ||ref||
+  max_rel_err  max_j |sol_j - ref_j| / m_j
+A class c (fp32 or tf32 for fp32 runs; fp16 or bf16 for those runs) holds when
+  max_rel_err <= B_c + lambda_elem * rho_c   and   rel_l2 <= phi * (B_c + lambda_norm * rho_c)
+where, for n rounding stages at unit roundoff u_c and K fp32 roundings along the output's longest chain,
+  rho_c = sqrt(2 n u_c^2 + 2 K u32^2)     Higham & Mary's model: independent roundings add in quadrature
   B_c   = 2 n u_c if c admits truncation (TF32 tensor cores read the top 10 mantissa bits), else 0
-and lambda from the failure probability P_FAIL: lambda_elem = sqrt(2 ln(2N/P_FAIL)) (Hoeffding over
-N elements, union bound); lambda_norm = sqrt(1 + 2 sqrt(x/N_eff) + 2 x/N_peak), x = ln(1/P_FAIL)
-(Hsu, Kakade & Zhang's tail bound for the squared norm). No solution code runs here.
+  lambda_elem = sqrt(2 ln(2 N / P_FAIL))                                   Hoeffding, union over N elements
+  lambda_norm = sqrt(1 + 2 sqrt(x / N_eff) + 2 x / N_peak), x = ln(1/P_FAIL)    Hsu, Kakade & Zhang
+  phi = sqrt(sum m_j^2 / sum ref_j^2), N_eff = (sum m_j^2)^2 / sum m_j^4, N_peak = sum m_j^2 / max m_j^2
+No solution code runs here: it compares tensors the reference process holds.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -67,9 +69,6 @@ class ClassBound:
     def bias(self) -> float:
         return 2 * self.stages * self.unit_roundoff if self.truncation else 0.0
 
-    def limits(self, lam_norm: float, lam_elem: float) -> dict[str, float]:
-        return {"rel_l2": self.bias + lam_norm * self.rho, "max_rel_err": self.bias + lam_elem * self.rho}
-
 
 def class_bounds(precision: str, workload: Workload) -> list[ClassBound]:
     """The classes other than exact and wrong, tightest first."""
@@ -90,15 +89,13 @@ def lambda_norm(n_eff: float, n_peak: float) -> float:
 
 
 @dataclass
-class Sums:
-    """One chunked pass over a floating output, in float64, finite reference positions only."""
-    count: int = 0
+class FirstPass:
+    """Pass one over a floating output, chunk by chunk in float64: scale, norms, exactness, NaN/Inf rules."""
+    count: int = 0                   # positions where the reference is finite
     bitwise_equal: bool = True
     nonfinite_mismatch: int = 0      # positions where the reference is NaN/Inf and the solution differs
     sol_nonfinite: int = 0           # positions where the reference is finite and the solution is not
     ref_sq: float = 0.0
-    ref_4th: float = 0.0
-    ref_peak_sq: float = 0.0
     diff_sq: float = 0.0
     max_abs_err: float = 0.0
     not_close: int = 0               # elements where torch.isclose(sol, ref, atol=1e-2, rtol=1e-2) fails
@@ -114,15 +111,12 @@ class Sums:
             self.nonfinite_mismatch += int((~same & ~finite).sum())
             rd, sd = rd[finite], sd[finite]
         self.sol_nonfinite += int((~torch.isfinite(sd)).sum())
-        sd = torch.where(torch.isfinite(sd), sd, 0.0)
-        sq = rd * rd
-        err = (sd - rd).abs()
+        err = (torch.where(torch.isfinite(sd), sd, 0.0) - rd).abs()
         self.count += int(rd.numel())
-        self.ref_sq += float(sq.sum())
-        self.ref_4th += float((sq * sq).sum())
-        self.ref_peak_sq = max(self.ref_peak_sq, float(sq.max())) if rd.numel() else self.ref_peak_sq
+        self.ref_sq += float((rd * rd).sum())
         self.diff_sq += float((err * err).sum())
-        self.max_abs_err = max(self.max_abs_err, float(err.max())) if rd.numel() else self.max_abs_err
+        if rd.numel():
+            self.max_abs_err = max(self.max_abs_err, float(err.max()))
 
     @property
     def scale(self) -> float:
@@ -133,6 +127,44 @@ class Sums:
         if self.ref_sq > 0:
             return math.sqrt(self.diff_sq / self.ref_sq)
         return 0.0 if self.diff_sq == 0 else math.inf
+
+
+@dataclass
+class SecondPass:
+    """Pass two (needs S): elementwise errors against m_j = max(S, |ref_j|), and the sums of m_j that
+    set phi, N_eff and N_peak. NaN/Inf positions are left to the NaN/Inf rules."""
+    scale: float
+    limit: float                     # the contract's elementwise bound, for frac_over_tol
+    override: dict[str, float] | None
+    max_rel: float = 0.0
+    over: int = 0
+    override_ok: bool = True         # |err| <= atol * S + rtol * |ref| everywhere (a problem's TOLERANCE)
+    m2: float = 0.0
+    m4: float = 0.0
+    m_peak: float = 0.0
+    worst: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, start: int, r: torch.Tensor, s: torch.Tensor) -> None:
+        rd, sd = r.double(), s.double()
+        finite = torch.isfinite(rd)
+        both = finite & torch.isfinite(sd)
+        rd, sd = torch.where(both, rd, 0.0), torch.where(both, sd, 0.0)
+        err = (sd - rd).abs()
+        m = torch.where(finite, torch.clamp(rd.abs(), min=self.scale), 0.0)
+        rel = torch.where(m > 0, err / m, torch.where(err > 0, math.inf, 0.0))
+        at = int(torch.argmax(rel))
+        if float(rel[at]) > self.max_rel or not self.worst:
+            self.max_rel = float(rel[at])
+            self.worst = {"flat_index": start + at, "ref": float(rd[at]), "sol": float(sd[at]),
+                          "abs_err": float(err[at]), "scale": float(m[at])}
+        self.over += int((rel > self.limit).sum())
+        m2 = m * m
+        self.m2 += float(m2.sum())
+        self.m4 += float((m2 * m2).sum())
+        self.m_peak = max(self.m_peak, float(m2.max()))
+        if self.override is not None and self.override_ok:
+            allowed = self.override.get("atol", 0.0) * self.scale + self.override.get("rtol", 0.0) * rd.abs()
+            self.override_ok = bool((err <= allowed).all())
 
 
 def _bitwise_equal(r: torch.Tensor, s: torch.Tensor) -> bool:
@@ -146,36 +178,42 @@ def measure(ref: torch.Tensor, sol: torch.Tensor, precision: str, workload: Work
             override: dict[str, float] | None = None, contract: str = "tf32") -> dict[str, Any]:
     """The numerics dict of one floating output (same shape and dtype as the reference)."""
     r, s = ref.reshape(-1), sol.reshape(-1)
-    sums = Sums()
+    first = FirstPass()
     for start in range(0, r.numel(), _CHUNK):
-        sums.add(r[start:start + _CHUNK], s[start:start + _CHUNK])
-    n = max(sums.count, 1)
-    n_eff = sums.ref_sq ** 2 / sums.ref_4th if sums.ref_4th > 0 else n
-    n_peak = sums.ref_sq / sums.ref_peak_sq if sums.ref_peak_sq > 0 else n
-    lam_n, lam_e = lambda_norm(n_eff, n_peak), lambda_elem(n)
-    bounds = {b.cls: b.limits(lam_n, lam_e) for b in class_bounds(precision, workload)}
-    loosest = _loosest_accepted(precision, contract)
-    elem_limit = bounds[loosest]["max_rel_err"] if contract != "kernelbench" else GROSS
-    max_rel, over, override_elem_ok, worst = _elementwise(r, s, sums.scale, elem_limit, override)
+        first.add(r[start:start + _CHUNK], s[start:start + _CHUNK])
+    classes = class_bounds(precision, workload)
+    lam_e = lambda_elem(first.count)
+    elem_limits = {b.cls: b.bias + lam_e * b.rho for b in classes}
+    contract_limit = GROSS if contract == "kernelbench" else elem_limits[_loosest_accepted(precision, contract)]
+    second = SecondPass(first.scale, contract_limit, override)
+    for start in range(0, r.numel(), _CHUNK):
+        second.add(start, r[start:start + _CHUNK], s[start:start + _CHUNK])
+    phi = math.sqrt(second.m2 / first.ref_sq) if first.ref_sq > 0 else 1.0
+    n_eff = second.m2 ** 2 / second.m4 if second.m4 > 0 else 1.0
+    n_peak = second.m2 / second.m_peak if second.m_peak > 0 else 1.0
+    lam_n = lambda_norm(n_eff, n_peak)
+    bounds = {b.cls: {"rel_l2": phi * (b.bias + lam_n * b.rho), "max_rel_err": elem_limits[b.cls]} for b in classes}
+    n = max(first.count, 1)
     result: dict[str, Any] = {
-        "max_abs_err": sums.max_abs_err, "max_rel_err": max_rel, "rel_l2": sums.rel_l2,
-        "frac_over_tol": sums.not_close / max(r.numel(), 1) if contract == "kernelbench" else over / n,
+        "max_abs_err": first.max_abs_err, "max_rel_err": second.max_rel, "rel_l2": first.rel_l2,
+        "frac_over_tol": first.not_close / max(r.numel(), 1) if contract == "kernelbench" else second.over / n,
         "class": "wrong", "contract": contract, "bounds": bounds,
-        "basis": {"scale": sums.scale, "elements": sums.count, "lambda_norm": lam_n, "lambda_elem": lam_e,
-                  "p_fail": P_FAIL, "reduction_length": workload.k(), "stages": workload.stages(precision)},
-        "kernelbench": {"allclose": sums.not_close == 0, "guard": False},
-        "worst_element": {**worst, "index": _unravel(worst.get("flat_index", 0), ref.shape)},
+        "basis": {"scale": first.scale, "elements": first.count, "lambda_norm": lam_n, "lambda_elem": lam_e,
+                  "floor_factor": phi, "p_fail": P_FAIL, "reduction_length": workload.k(),
+                  "stages": workload.stages(precision)},
+        "kernelbench": {"allclose": first.not_close == 0, "guard": False},
+        "worst_element": {**second.worst, "index": _unravel(second.worst.get("flat_index", 0), ref.shape)},
     }
     if override:
         result["basis"]["override"] = dict(override)
-    reason = _disqualified(sums)
+    reason = _disqualified(first)
     if reason:
         result["why_wrong"] = reason
-    elif sums.bitwise_equal:
+    elif first.bitwise_equal:
         result["class"] = "exact"
     else:
-        result["class"] = _first_class(bounds, sums.rel_l2, max_rel, override, override_elem_ok)
-    result["kernelbench"]["guard"] = not reason and max_rel <= GROSS
+        result["class"] = _first_class(bounds, first.rel_l2, second.max_rel, override, second.override_ok)
+    result["kernelbench"]["guard"] = not reason and second.max_rel <= GROSS
     for key in ("max_abs_err", "max_rel_err", "rel_l2"):   # JSON has no infinity: undefined is null
         if not math.isfinite(result[key]):
             result[key] = None
@@ -192,32 +230,6 @@ def _first_class(bounds: dict[str, dict[str, float]], rel_l2: float, max_rel: fl
         if elem_ok and norm_ok:
             return cls
     return "wrong"
-
-
-def _elementwise(r: torch.Tensor, s: torch.Tensor, scale: float, limit: float,
-                 override: dict[str, float] | None) -> tuple[float, int, bool, dict[str, Any]]:
-    """Second pass (needs S): max_rel_err, elements over `limit`, whether the override's elementwise rule
-    |err| <= atol * S + rtol * |ref| holds everywhere, and the worst element. NaN/Inf positions are
-    left to the NaN/Inf rules."""
-    max_rel, over, override_ok, worst = 0.0, 0, override is not None, {}
-    for start in range(0, r.numel(), _CHUNK):
-        rd = r[start:start + _CHUNK].double()
-        sd = s[start:start + _CHUNK].double()
-        finite = torch.isfinite(rd) & torch.isfinite(sd)
-        rd, sd = torch.where(finite, rd, 0.0), torch.where(finite, sd, 0.0)
-        err = (sd - rd).abs()
-        floor = torch.clamp(rd.abs(), min=scale)
-        rel = torch.where(floor > 0, err / floor, torch.where(err > 0, math.inf, 0.0))
-        at = int(torch.argmax(rel))
-        if float(rel[at]) > max_rel or not worst:
-            max_rel = float(rel[at])
-            worst = {"flat_index": start + at, "ref": float(rd[at]), "sol": float(sd[at]), "abs_err": float(err[at]),
-                     "floor": float(floor[at])}
-        over += int((rel > limit).sum())
-        if override is not None and override_ok:
-            allowed = override.get("atol", 0.0) * scale + override.get("rtol", 0.0) * rd.abs()
-            override_ok = bool((err <= allowed).all())
-    return max_rel, over, override_ok, worst
 
 
 def _unravel(flat: int, shape: torch.Size) -> list[int]:
@@ -279,7 +291,7 @@ def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
     limit = numerics["bounds"][loosest]
     worst = numerics["worst_element"]
     if _or_inf(numerics["max_rel_err"]) > limit["max_rel_err"]:
-        allowed = limit["max_rel_err"] * worst["floor"]
+        allowed = limit["max_rel_err"] * worst["scale"]
         return (f"output differs at {worst['index']}: got {worst['sol']:.6g}, expected {worst['ref']:.6g} "
                 f"(|err| {worst['abs_err']:.3g} > allowed {allowed:.3g}); error not consistent with {loosest} arithmetic")
     return (f"relative L2 error {_or_inf(numerics['rel_l2']):.3g} exceeds {limit['rel_l2']:.2g}, the {loosest} bound "
