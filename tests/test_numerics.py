@@ -307,3 +307,21 @@ def test_profile_follows_chains_not_totals():
     assert work["matmul_stages"] == 2                        # the longest chain: two linears
     assert work["reduction_length"] >= 64 + 32               # their inner lengths add
     assert work["flops"] == 2 * 10 * (64 * 32 + 32 * 16) + 4 * 2 * 10 * 10 * 16
+
+
+def test_profile_counts_scattered_sums_per_target():
+    class Aggregate(nn.Module):
+        def forward(self, x, index):
+            return torch.zeros(10, 4).index_add(0, index, x)
+
+    index = torch.tensor([0, 0, 0, 1, 2, 3, 3])             # node 0 receives three messages
+    assert arithmetic_profile(Aggregate(), [torch.randn(7, 4), index])["reduction_length"] == 4
+    # the rounding error of a scatter sum over ~500 terms per node is fp32 noise, not tf32
+    torch.manual_seed(8)
+    x, many = torch.randn(4000, 4), torch.randint(0, 8, (4000,))
+    ref = torch.zeros(8, 4).index_add(0, many, x)
+    exact = torch.zeros(8, 4, dtype=torch.float64).index_add(0, many, x.double()).float()
+    work = arithmetic_profile(Aggregate(), [x, many])
+    assert work["reduction_length"] > 400
+    kwargs = {k: work[k] for k in ("reduction_length", "matmul_stages", "op_stages")}
+    assert compare_outputs(out(ref), out(exact), "fp32", None, "fp32", **kwargs).ok

@@ -55,6 +55,31 @@ _INTERPOLATION_TAPS = {"upsample_linear1d": 2, "upsample_bilinear2d": 4, "upsamp
                        "upsample_bicubic2d": 16, "_upsample_bilinear2d_aa": 4, "grid_sampler_2d": 4}
 
 
+_SCATTER_SUMS = {"index_add", "index_add_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
+                 "index_reduce", "index_reduce_", "_embedding_bag", "_embedding_bag_forward_only"}
+
+
+def _scatter_terms(name: str, args: tuple[Any, ...]) -> int:
+    """The most terms any one output element receives: counted from the indices on real tensors, the
+    average (rounded up) on meta tensors, which carry no values."""
+    if name.startswith("_embedding_bag"):
+        indices, offsets = args[1], args[2]
+        if indices.is_meta or offsets.numel() == 0:
+            return -(-_numel(indices) // max(_numel(offsets), 1))
+        ends = torch.cat([offsets[1:], offsets.new_tensor([indices.numel()])])
+        return max(1, int((ends - offsets).max()))
+    target, dim, index = args[0], int(args[1]), args[2]
+    if index.is_meta:
+        source = args[3]
+        return -(-_numel(source) // max(_numel(target), 1)) if name.startswith("scatter") else \
+            -(-int(source.shape[dim] if source.dim() else 1) // max(int(target.shape[dim]) if target.dim() else 1, 1))
+    if name.startswith("index"):
+        return max(1, int(torch.bincount(index.reshape(-1).long().cpu()).max())) if index.numel() else 1
+    counts = torch.zeros(target.shape, dtype=torch.int64, device=target.device)
+    counts.scatter_add_(dim, index.long(), torch.ones(index.shape, dtype=torch.int64, device=target.device))
+    return max(1, int(counts.max())) if counts.numel() else 1
+
+
 def _numel(t: Any) -> int:
     return int(t.numel()) if isinstance(t, torch.Tensor) else 1
 
@@ -99,6 +124,8 @@ def op_cost(name: str, args: tuple[Any, ...], out: Any) -> tuple[int, int, int]:
     if name in ("native_batch_norm", "_native_batch_norm_legit") and len(args) > 5 and bool(args[5]):
         x = args[0]
         return _numel(x) // max(int(x.shape[1]), 1) + 2, 0, 1
+    if name in _SCATTER_SUMS:
+        return _scatter_terms(name, args) + 1, 0, 1
     if name.startswith("_fft"):
         return max(1, math.ceil(math.log2(max(_numel(args[0]), 2)))), 0, 1
     # anything else: an elementwise op rounds once; a reduction sums inputs-per-output terms
