@@ -215,7 +215,8 @@ def test_tolerance_override_raises_bounds_but_zero_still_fails():
     a, b = torch.randn(128, 256), torch.randn(256, 128)
     ref = a @ b
     bf16 = a.bfloat16().float() @ b.bfloat16().float()
-    assert compare_outputs(out(ref), out(bf16), "fp32", None, "tf32", 256, 1, 1).detail["numerics"]["class"] == "wrong"
+    plain = compare_outputs(out(ref), out(bf16), "fp32", None, "tf32", 256, 1, 1)
+    assert plain.detail["numerics"]["class"] == "wrong"
     override = {"fp32": {"atol": 0.05, "rtol": 0.05, "rel_l2": 0.01}}
     for contract in ("tf32", "fp32"):
         result = compare_outputs(out(ref), out(bf16), "fp32", override, contract, 256, 1, 1)
@@ -236,7 +237,8 @@ def test_low_precision_runs_keep_their_own_class():
         result = compare_outputs(out(ref), out(best), "fp16", None, contract, 256, 1, 1)
         assert result.ok and result.detail["numerics"]["class"] in ("fp16", "exact")
     coarse = (a.bfloat16() @ b.bfloat16()).half()
-    assert compare_outputs(out(ref), out(coarse), "fp16", None, "tf32", 256, 1, 1).detail["numerics"]["class"] == "wrong"
+    coarse_result = compare_outputs(out(ref), out(coarse), "fp16", None, "tf32", 256, 1, 1)
+    assert coarse_result.detail["numerics"]["class"] == "wrong"
     assert not compare_outputs(out(ref), out(torch.zeros_like(ref)), "fp16", None, "kernelbench").ok
 
 
@@ -280,8 +282,8 @@ def test_chunked_passes_match_one_pass(monkeypatch):
 
 
 def test_tf32_rounding_bits():
-    x = torch.tensor([1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 1.0 + 2.0 ** -11 + 2.0 ** -20, -(1.0 + 2.0 ** -10 - 2.0 ** -23),
-                      float("inf"), float("nan")])
+    x = torch.tensor([1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 1.0 + 2.0 ** -11 + 2.0 ** -20,
+                      -(1.0 + 2.0 ** -10 - 2.0 ** -23), float("inf"), float("nan")])
     rounded = rp.round_to_tf32(x)
     assert rounded[0] == 1.0                          # a tie goes to the even mantissa
     assert rounded[1] == 1.0 + 4 * 2.0 ** -11         # ... also upward

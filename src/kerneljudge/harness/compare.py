@@ -51,7 +51,9 @@ def tolerance(precision: str, overrides: dict[str, Any] | None = None, contract:
     if contract not in CONTRACTS:
         raise ValueError(f"unknown numerics contract {contract!r}; expected one of {', '.join(CONTRACTS)}")
     extra = (overrides or {}).get(precision) if isinstance(overrides, dict) else None
-    override = {k: float(extra[k]) for k in ("atol", "rtol", "rel_l2") if k in extra} if isinstance(extra, dict) else None
+    override = None
+    if isinstance(extra, dict):
+        override = {k: float(extra[k]) for k in ("atol", "rtol", "rel_l2") if k in extra}
     return Rule(precision, contract, override or None, Workload(reduction_length, matmul_stages, op_stages))
 
 

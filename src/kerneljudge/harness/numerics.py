@@ -240,7 +240,7 @@ def _unravel(flat: int, shape: torch.Size) -> list[int]:
     return list(reversed(index))
 
 
-def _disqualified(sums: Sums) -> str:
+def _disqualified(sums: FirstPass) -> str:
     if sums.nonfinite_mismatch:
         return "output differs from the reference at its NaN/Inf positions"
     if sums.sol_nonfinite:
@@ -279,8 +279,8 @@ def decide(numerics: dict[str, Any], precision: str, contract: str) -> tuple[boo
 def _guard_reason(numerics: dict[str, Any]) -> str:
     if numerics.get("why_wrong"):
         return numerics["why_wrong"]
-    return (f"an element is off by {_or_inf(numerics['max_rel_err']):.3g} of max(RMS, |ref|) (a zero, constant or partial "
-            f"output; the kernelbench contract's guard allows {GROSS})")
+    return (f"an element is off by {_or_inf(numerics['max_rel_err']):.3g} of max(RMS, |ref|) (a zero, constant or "
+            f"partial output; the kernelbench contract's guard allows {GROSS})")
 
 
 def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
@@ -293,9 +293,10 @@ def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
     if _or_inf(numerics["max_rel_err"]) > limit["max_rel_err"]:
         allowed = limit["max_rel_err"] * worst["scale"]
         return (f"output differs at {worst['index']}: got {worst['sol']:.6g}, expected {worst['ref']:.6g} "
-                f"(|err| {worst['abs_err']:.3g} > allowed {allowed:.3g}); error not consistent with {loosest} arithmetic")
-    return (f"relative L2 error {_or_inf(numerics['rel_l2']):.3g} exceeds {limit['rel_l2']:.2g}, the {loosest} bound "
-            "(precision loss, or a zero, constant or partial output)")
+                f"(|err| {worst['abs_err']:.3g} > allowed {allowed:.3g}); error not consistent with {loosest} "
+                "arithmetic")
+    return (f"relative L2 error {_or_inf(numerics['rel_l2']):.3g} exceeds {limit['rel_l2']:.2g} (the {loosest} bound: "
+            "precision loss, or a zero, constant or partial output)")
 
 
 def worse(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
