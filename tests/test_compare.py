@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from kerneljudge.harness.compare import compare_outputs, compare_tensor, tolerance
@@ -29,9 +30,12 @@ def test_precision_loss_is_caught_in_fp32_but_fine_in_bf16():
     a, b = torch.randn(256, 1024), torch.randn(1024, 256)
     ref = a @ b
     lossy = (a.bfloat16() @ b.bfloat16()).float()
-    result = compare_outputs(out(ref), out(lossy), "fp32")
-    assert not result.ok
-    assert compare_outputs(out(ref.bfloat16()), out(lossy.bfloat16()), "bf16").ok
+    for contract in ("tf32", "fp32"):
+        result = compare_outputs(out(ref), out(lossy), "fp32", contract=contract, reduction_length=1024,
+                                 matmul_stages=1)
+        assert not result.ok and result.detail["numerics"]["class"] == "wrong"
+    low = compare_outputs(out(ref.bfloat16()), out(lossy.bfloat16()), "bf16")
+    assert low.ok and low.detail["numerics"]["class"] == "bf16"
 
 
 def test_shape_dtype_nan_and_integers():
@@ -60,9 +64,48 @@ def test_matching_nonfinite_reference_values():
     assert not compare_tensor(ref, torch.tensor([1.0, 5.0, -2.0, 3.0]), tolerance("fp32")).ok
 
 
-def test_problem_tolerance_override():
-    tol = tolerance("fp32", {"fp32": {"rel_l2": 0.5}})
-    assert tol["rel_l2"] == 0.5 and tol["atol"] == 1e-3
+def test_rule_carries_contract_override_and_workload():
+    rule = tolerance("fp32", {"fp32": {"rel_l2": 0.5}, "bf16": {"atol": 1}}, "fp32", 4096, 2, 5)
+    assert rule.override == {"rel_l2": 0.5} and rule.contract == "fp32"
+    assert (rule.workload.reduction_length, rule.workload.matmul_stages, rule.workload.op_stages) == (4096, 2, 5)
+    assert tolerance("bf16", {"fp32": {"rel_l2": 0.5}}).override is None
+    with pytest.raises(ValueError, match="numerics contract"):
+        tolerance("fp32", None, "strict")
+    with pytest.raises(ValueError, match="precision"):
+        tolerance("fp64")
+
+
+def test_integer_outputs_report_numerics():
+    idx = torch.randint(0, 10, (100,))
+    exact = compare_outputs(out(idx), out(idx.clone()), "fp32", contract="kernelbench")
+    assert exact.ok and exact.detail["numerics"]["class"] == "exact"
+    off = idx.clone()
+    off[3] += 2
+    wrong = compare_outputs(out(idx), out(off), "fp32", contract="kernelbench")
+    assert not wrong.ok and wrong.detail["numerics"]["max_abs_err"] == 2.0
+
+
+def test_reference_worker_passes_contract_and_workload(monkeypatch):
+    from kerneljudge import channel
+    from kerneljudge.harness import reference_worker
+
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 256), torch.randn(256, 64)
+    ref = a @ b
+    tf32 = a.half().float() @ b.half().float()
+    sent = []
+    monkeypatch.setitem(reference_worker._expected, "tok", [({"tensor": 0}, [ref])])
+    monkeypatch.setattr(channel, "read_tensors", lambda path, metas, limit: [tf32])
+    monkeypatch.setattr(channel, "send", lambda fd, header, tensors=(): sent.append(header))
+    msg = {"token": "tok", "index": 0, "structure": {"tensor": 0}, "path": "unused", "metas": [],
+           "precision": "fp32", "tolerance": None, "transport": "file", "reduction_length": 256, "matmul_stages": 1,
+           "op_stages": 1}
+    for contract, ok in ((None, True), ("tf32", True), ("fp32", False)):
+        reference_worker.handle_check({**msg, "contract": contract}, 0)
+        reply = sent.pop()
+        assert reply["ok"] is ok and reply["detail"]["numerics"]["class"] == "tf32", contract
+        assert reply["detail"]["numerics"]["contract"] == (contract or "tf32")
+        assert reply["detail"]["numerics"]["basis"]["reduction_length"] == 256
 
 
 def test_flattening_an_output_keeps_no_reference_to_it():

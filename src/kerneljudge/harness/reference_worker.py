@@ -96,7 +96,9 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
         device = expected[0].device if expected else torch.device("cpu")
         got = [t.to(device) for t in got]
         result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
-                                         msg.get("tolerance"))
+                                         msg.get("tolerance"), msg.get("contract") or "tf32",
+                                         msg.get("reduction_length"), msg.get("matmul_stages"),
+                                         msg.get("op_stages"))
     except channel.ProtocolError as exc:
         channel.send(fd, {"status": "ok", "ok": False, "protocol_error": True, "reason": str(exc), "detail": {}})
         return

@@ -1,0 +1,312 @@
+"""Which arithmetic an output's error is consistent with, and what each numerics contract accepts.
+
+docs/numerics.md derives every bound here and uses the same names. For one floating output, over the
+positions where the reference is finite (N of them):
+  S            RMS of the reference (the output's scale); m_j = max(S, |ref_j|), element j's scale
+  rel_l2       ||sol - ref|| / ||ref||
+  max_rel_err  max_j |sol_j - ref_j| / m_j
+A class c (fp32 or tf32 for fp32 runs; fp16 or bf16 for those runs) holds when
+  max_rel_err <= B_c + lambda_elem * rho_c   and   rel_l2 <= phi * (B_c + lambda_norm * rho_c)
+where, for n rounding stages at unit roundoff u_c and K fp32 roundings along the output's longest chain,
+  rho_c = sqrt(2 n u_c^2 + 2 K u32^2)     Higham & Mary's model: independent roundings add in quadrature
+  B_c   = 2 n u_c if c admits truncation (TF32 tensor cores read the top 10 mantissa bits), else 0
+  lambda_elem = sqrt(2 ln(2 N / P_FAIL))                                   Hoeffding, union over N elements
+  lambda_norm = sqrt(1 + 2 sqrt(x / N_eff) + 2 x / N_peak), x = ln(1/P_FAIL)    Hsu, Kakade & Zhang
+  phi = sqrt(sum m_j^2 / sum ref_j^2), N_eff = (sum m_j^2)^2 / sum m_j^4, N_peak = sum m_j^2 / max m_j^2
+No solution code runs here: it compares tensors the reference process holds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+UNIT_ROUNDOFF = {"fp32": 2.0 ** -24, "tf32": 2.0 ** -11, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+P_FAIL = 1e-6                 # chance that honest arithmetic of a class fails its bound, per comparison
+GROSS = 0.5                   # kernelbench guard: no element off by half of max(S, |ref_j|)
+KERNELBENCH = {"atol": 1e-2, "rtol": 1e-2}
+CONTRACTS = ("tf32", "fp32", "kernelbench")
+CLASSES = {"fp32": ("exact", "fp32", "tf32", "wrong"), "fp16": ("exact", "fp16", "wrong"),
+           "bf16": ("exact", "bf16", "wrong")}
+ACCEPTS = {"tf32": ("exact", "fp32", "tf32"), "fp32": ("exact", "fp32")}
+_RANK = {"exact": 0, "fp32": 1, "fp16": 1, "bf16": 1, "tf32": 2, "wrong": 3}
+_CHUNK = 1 << 24
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the bounds need to know about the problem (harness/arithmetic.py counts it); None = unknown."""
+    reduction_length: int | None = None    # K: fp32 roundings along the longest chain
+    matmul_stages: int | None = None       # D: matmul-like ops along it (operands rounded by TF32)
+    op_stages: int | None = None           # E: ops along it that round their result
+
+    def k(self) -> int:
+        return max(1, int(self.reduction_length or 1))
+
+    def stages(self, precision: str) -> int:
+        """Rounding stages at the class's precision: matmul operands in an fp32 run, every op in fp16/bf16."""
+        n = self.matmul_stages if precision == "fp32" else (self.op_stages or self.matmul_stages)
+        return max(1, int(n or 1))
+
+
+@dataclass(frozen=True)
+class ClassBound:
+    cls: str
+    unit_roundoff: float     # u_c of the class's rounding stages (0 for fp32: no operand rounding)
+    truncation: bool         # B_c counted (rounding toward zero allowed)
+    stages: int              # n
+    reduction_length: int    # K
+
+    @property
+    def rho(self) -> float:
+        u32 = UNIT_ROUNDOFF["fp32"]
+        return math.sqrt(2 * self.stages * self.unit_roundoff ** 2 + 2 * self.reduction_length * u32 ** 2)
+
+    @property
+    def bias(self) -> float:
+        return 2 * self.stages * self.unit_roundoff if self.truncation else 0.0
+
+
+def class_bounds(precision: str, workload: Workload) -> list[ClassBound]:
+    """The classes other than exact and wrong, tightest first."""
+    k = workload.k()
+    if precision == "fp32":
+        d = workload.stages("fp32")
+        return [ClassBound("fp32", 0.0, False, d, k), ClassBound("tf32", UNIT_ROUNDOFF["tf32"], True, d, k)]
+    return [ClassBound(precision, UNIT_ROUNDOFF[precision], False, workload.stages(precision), k)]
+
+
+def lambda_elem(n: int) -> float:
+    return math.sqrt(2 * math.log(2 * max(n, 1) / P_FAIL))
+
+
+def lambda_norm(n_eff: float, n_peak: float) -> float:
+    x = math.log(1 / P_FAIL)
+    return math.sqrt(1 + 2 * math.sqrt(x / max(n_eff, 1.0)) + 2 * x / max(n_peak, 1.0))
+
+
+@dataclass
+class FirstPass:
+    """Pass one over a floating output, chunk by chunk in float64: scale, norms, exactness, NaN/Inf rules."""
+    count: int = 0                   # positions where the reference is finite
+    bitwise_equal: bool = True
+    nonfinite_mismatch: int = 0      # positions where the reference is NaN/Inf and the solution differs
+    sol_nonfinite: int = 0           # positions where the reference is finite and the solution is not
+    ref_sq: float = 0.0
+    diff_sq: float = 0.0
+    max_abs_err: float = 0.0
+    not_close: int = 0               # elements where torch.isclose(sol, ref, atol=1e-2, rtol=1e-2) fails
+
+    def add(self, r: torch.Tensor, s: torch.Tensor) -> None:
+        if self.bitwise_equal and not _bitwise_equal(r, s):
+            self.bitwise_equal = False
+        self.not_close += int((~torch.isclose(s, r, **KERNELBENCH)).sum())
+        rd, sd = r.double(), s.double()
+        finite = torch.isfinite(rd)
+        if not bool(finite.all()):
+            same = (rd == sd) | (torch.isnan(rd) & torch.isnan(sd))
+            self.nonfinite_mismatch += int((~same & ~finite).sum())
+            rd, sd = rd[finite], sd[finite]
+        self.sol_nonfinite += int((~torch.isfinite(sd)).sum())
+        err = (torch.where(torch.isfinite(sd), sd, 0.0) - rd).abs()
+        self.count += int(rd.numel())
+        self.ref_sq += float((rd * rd).sum())
+        self.diff_sq += float((err * err).sum())
+        if rd.numel():
+            self.max_abs_err = max(self.max_abs_err, float(err.max()))
+
+    @property
+    def scale(self) -> float:
+        return math.sqrt(self.ref_sq / self.count) if self.count else 0.0
+
+    @property
+    def rel_l2(self) -> float:
+        if self.ref_sq > 0:
+            return math.sqrt(self.diff_sq / self.ref_sq)
+        return 0.0 if self.diff_sq == 0 else math.inf
+
+
+@dataclass
+class SecondPass:
+    """Pass two (needs S): elementwise errors against m_j = max(S, |ref_j|), and the sums of m_j that
+    set phi, N_eff and N_peak. NaN/Inf positions are left to the NaN/Inf rules."""
+    scale: float
+    limit: float                     # the contract's elementwise bound, for frac_over_tol
+    override: dict[str, float] | None
+    max_rel: float = 0.0
+    over: int = 0
+    override_ok: bool = True         # |err| <= atol * S + rtol * |ref| everywhere (a problem's TOLERANCE)
+    m2: float = 0.0
+    m4: float = 0.0
+    m_peak: float = 0.0
+    worst: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, start: int, r: torch.Tensor, s: torch.Tensor) -> None:
+        rd, sd = r.double(), s.double()
+        finite = torch.isfinite(rd)
+        both = finite & torch.isfinite(sd)
+        rd, sd = torch.where(both, rd, 0.0), torch.where(both, sd, 0.0)
+        err = (sd - rd).abs()
+        m = torch.where(finite, torch.clamp(rd.abs(), min=self.scale), 0.0)
+        rel = torch.where(m > 0, err / m, torch.where(err > 0, math.inf, 0.0))
+        at = int(torch.argmax(rel))
+        if float(rel[at]) > self.max_rel or not self.worst:
+            self.max_rel = float(rel[at])
+            self.worst = {"flat_index": start + at, "ref": float(rd[at]), "sol": float(sd[at]),
+                          "abs_err": float(err[at]), "scale": float(m[at])}
+        self.over += int((rel > self.limit).sum())
+        m2 = m * m
+        self.m2 += float(m2.sum())
+        self.m4 += float((m2 * m2).sum())
+        self.m_peak = max(self.m_peak, float(m2.max()))
+        if self.override is not None and self.override_ok:
+            allowed = self.override.get("atol", 0.0) * self.scale + self.override.get("rtol", 0.0) * rd.abs()
+            self.override_ok = bool((err <= allowed).all())
+
+
+def _bitwise_equal(r: torch.Tensor, s: torch.Tensor) -> bool:
+    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}.get(r.element_size())
+    if ints is None:
+        return bool(torch.equal(r, s))
+    return bool(torch.equal(r.contiguous().view(ints), s.contiguous().view(ints)))
+
+
+def measure(ref: torch.Tensor, sol: torch.Tensor, precision: str, workload: Workload,
+            override: dict[str, float] | None = None, contract: str = "tf32") -> dict[str, Any]:
+    """The numerics dict of one floating output (same shape and dtype as the reference)."""
+    r, s = ref.reshape(-1), sol.reshape(-1)
+    first = FirstPass()
+    for start in range(0, r.numel(), _CHUNK):
+        first.add(r[start:start + _CHUNK], s[start:start + _CHUNK])
+    classes = class_bounds(precision, workload)
+    lam_e = lambda_elem(first.count)
+    elem_limits = {b.cls: b.bias + lam_e * b.rho for b in classes}
+    contract_limit = GROSS if contract == "kernelbench" else elem_limits[_loosest_accepted(precision, contract)]
+    second = SecondPass(first.scale, contract_limit, override)
+    for start in range(0, r.numel(), _CHUNK):
+        second.add(start, r[start:start + _CHUNK], s[start:start + _CHUNK])
+    phi = math.sqrt(second.m2 / first.ref_sq) if first.ref_sq > 0 else 1.0
+    n_eff = second.m2 ** 2 / second.m4 if second.m4 > 0 else 1.0
+    n_peak = second.m2 / second.m_peak if second.m_peak > 0 else 1.0
+    lam_n = lambda_norm(n_eff, n_peak)
+    bounds = {b.cls: {"rel_l2": phi * (b.bias + lam_n * b.rho), "max_rel_err": elem_limits[b.cls]} for b in classes}
+    n = max(first.count, 1)
+    result: dict[str, Any] = {
+        "max_abs_err": first.max_abs_err, "max_rel_err": second.max_rel, "rel_l2": first.rel_l2,
+        "frac_over_tol": first.not_close / max(r.numel(), 1) if contract == "kernelbench" else second.over / n,
+        "class": "wrong", "contract": contract, "bounds": bounds,
+        "basis": {"scale": first.scale, "elements": first.count, "lambda_norm": lam_n, "lambda_elem": lam_e,
+                  "floor_factor": phi, "p_fail": P_FAIL, "reduction_length": workload.k(),
+                  "stages": workload.stages(precision)},
+        "kernelbench": {"allclose": first.not_close == 0, "guard": False},
+        "worst_element": {**second.worst, "index": _unravel(second.worst.get("flat_index", 0), ref.shape)},
+    }
+    if override:
+        result["basis"]["override"] = dict(override)
+    reason = _disqualified(first)
+    if reason:
+        result["why_wrong"] = reason
+    elif first.bitwise_equal:
+        result["class"] = "exact"
+    else:
+        result["class"] = _first_class(bounds, first.rel_l2, second.max_rel, override, second.override_ok)
+    result["kernelbench"]["guard"] = not reason and second.max_rel <= GROSS
+    for key in ("max_abs_err", "max_rel_err", "rel_l2"):   # JSON has no infinity: undefined is null
+        if not math.isfinite(result[key]):
+            result[key] = None
+    return result
+
+
+def _first_class(bounds: dict[str, dict[str, float]], rel_l2: float, max_rel: float,
+                 override: dict[str, float] | None, override_elem_ok: bool) -> str:
+    """The tightest class whose bounds hold; a problem's override raises a bound, never lowers it."""
+    override = override or {}
+    for cls, limit in bounds.items():
+        elem_ok = max_rel <= limit["max_rel_err"] or (override_elem_ok and ("atol" in override or "rtol" in override))
+        norm_ok = rel_l2 <= max(limit["rel_l2"], override.get("rel_l2", 0.0))
+        if elem_ok and norm_ok:
+            return cls
+    return "wrong"
+
+
+def _unravel(flat: int, shape: torch.Size) -> list[int]:
+    index = []
+    for dim in reversed(tuple(shape)):
+        index.append(flat % dim if dim else 0)
+        flat //= dim if dim else 1
+    return list(reversed(index))
+
+
+def _disqualified(sums: FirstPass) -> str:
+    if sums.nonfinite_mismatch:
+        return "output differs from the reference at its NaN/Inf positions"
+    if sums.sol_nonfinite:
+        return f"output has {sums.sol_nonfinite} NaN/Inf values where the reference is finite"
+    return ""
+
+
+def _loosest_accepted(precision: str, contract: str) -> str:
+    if precision != "fp32":
+        return precision
+    return "tf32" if contract != "fp32" else "fp32"
+
+
+def decide(numerics: dict[str, Any], precision: str, contract: str) -> tuple[bool, str]:
+    """(ok, reason) for one output's numerics dict under a contract."""
+    cls = numerics["class"]
+    if contract == "kernelbench":
+        kb = numerics["kernelbench"]
+        if not kb["allclose"]:
+            return False, (f"not torch.allclose(atol=1e-2, rtol=1e-2) (max abs error {numerics['max_abs_err']:.3g}; "
+                           "the kernelbench contract)")
+        if not kb["guard"]:
+            return False, _guard_reason(numerics)
+        return True, "within torch.allclose(atol=1e-2, rtol=1e-2) (the kernelbench contract)"
+    accepted = ACCEPTS.get(contract, ACCEPTS["tf32"]) if precision == "fp32" else ("exact", precision)
+    if cls == "exact":
+        return True, "bitwise equal to the reference"
+    if cls in accepted:
+        return True, f"error consistent with {cls} arithmetic (rel L2 {_or_inf(numerics['rel_l2']):.2g})"
+    if cls == "wrong":
+        return False, _wrong_reason(numerics, precision)
+    return False, (f"error consistent with {cls} arithmetic (rel L2 {_or_inf(numerics['rel_l2']):.2g}); the {contract} "
+                   f"contract accepts only {' or '.join(accepted)}")
+
+
+def _guard_reason(numerics: dict[str, Any]) -> str:
+    if numerics.get("why_wrong"):
+        return numerics["why_wrong"]
+    return (f"an element is off by {_or_inf(numerics['max_rel_err']):.3g} of max(RMS, |ref|) (a zero, constant or "
+            f"partial output; the kernelbench contract's guard allows {GROSS})")
+
+
+def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
+    """Why an output is `wrong`; the first clause keeps the forms generate/prompting.py reads back."""
+    if numerics.get("why_wrong"):
+        return numerics["why_wrong"]
+    loosest = "tf32" if precision == "fp32" else precision
+    limit = numerics["bounds"][loosest]
+    worst = numerics["worst_element"]
+    if _or_inf(numerics["max_rel_err"]) > limit["max_rel_err"]:
+        allowed = limit["max_rel_err"] * worst["scale"]
+        return (f"output differs at {worst['index']}: got {worst['sol']:.6g}, expected {worst['ref']:.6g} "
+                f"(|err| {worst['abs_err']:.3g} > allowed {allowed:.3g}); error not consistent with {loosest} "
+                "arithmetic")
+    return (f"relative L2 error {_or_inf(numerics['rel_l2']):.3g} exceeds {limit['rel_l2']:.2g} (the {loosest} bound: "
+            "precision loss, or a zero, constant or partial output)")
+
+
+def worse(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The worse of two numerics dicts: by class (exact < fp32/fp16/bf16 < tf32 < wrong), then rel_l2."""
+    if a is None or b is None:
+        return a if b is None else b
+    key_a = (_RANK.get(a.get("class", "wrong"), 3), _or_inf(a.get("rel_l2")))
+    key_b = (_RANK.get(b.get("class", "wrong"), 3), _or_inf(b.get("rel_l2")))
+    return b if key_b > key_a else a
+
+
+def _or_inf(x: float | None) -> float:
+    return math.inf if x is None else float(x)
