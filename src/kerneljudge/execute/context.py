@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .. import channel
-from ..harness import compare
+from ..harness import compare, numerics
 from ..problem import Problem
 from ..types import JudgeOptions
 from .child import Child
@@ -25,8 +25,6 @@ from .reference import ReferenceService
 
 # integrity flags a solution's process may report about itself (anything else it sends is ignored)
 CHILD_FLAGS = frozenset({"timer_tampered", "global_flags_changed", "thread_alive", "input_mutated"})
-# arithmetic classes from best to worst (docs/numerics.md); the verdict reports the worst one seen
-CLASS_ORDER = ("exact", "fp32", "tf32", "fp16", "bf16", "wrong")
 
 
 class Outcome(Exception):
@@ -46,7 +44,8 @@ class Context:
     small: bool
     preset: dict[str, Any]
     held_out: list[dict[str, Any]] = field(default_factory=list)
-    reduction_length: int | None = None   # FLOPs / (2 * output elements) where known: scales numerics bounds
+    # what the numerics bounds know about the problem at the current preset (harness/arithmetic.py)
+    workload: dict[str, Any] | None = None
     init_seed: int = field(default_factory=lambda: secrets.randbits(62))
     flags: set[str] = field(default_factory=set)
     child: Child | None = None
@@ -109,7 +108,7 @@ class Context:
 
     def expect(self, preset: dict[str, Any], seeds: list[int]) -> None:
         """The reference process computes and keeps the outputs for these seeds (indices 0..n-1)."""
-        self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
+        self.workload = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)["workload"]
 
     def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
         """A request whose answer is an output: shared by CUDA IPC, or written to a fresh file in the exchange
@@ -134,7 +133,7 @@ class Context:
             with self.phase("outputs"):
                 result = self.reference.check(self.token, index, structure, reply["path"], metas,
                                               self.problem.metadata.get("TOLERANCE"), reply["transport"],
-                                              self.options.numerics, self.reduction_length)
+                                              self.options.numerics, self.workload)
         finally:
             with contextlib.suppress(OSError):
                 os.remove(reply["path"])
@@ -150,18 +149,12 @@ class Context:
 
     def record_error(self, detail: dict[str, Any]) -> None:
         """Keep the worst error over every checked output (the verdict's `max_error` and `numerics`)."""
-        if detail.get("rel_l2", 0) >= (self.max_error or {}).get("rel_l2", -1):
-            self.max_error = detail
         found = detail.get("numerics")
-        if isinstance(found, dict) and _rank(found) >= _rank(self.numerics):
-            self.numerics = found
-
-
-def _rank(numerics: dict[str, Any] | None) -> tuple[int, float]:
-    if not numerics:
-        return (-1, -1.0)
-    cls = numerics.get("class")
-    return (CLASS_ORDER.index(cls) if cls in CLASS_ORDER else len(CLASS_ORDER), float(numerics.get("rel_l2") or 0.0))
+        if isinstance(found, dict):
+            self.numerics = numerics.worse(self.numerics, found)
+            # the short form, as verdicts before the numerics object had it
+            self.max_error = {k: self.numerics.get(k) for k in
+                              ("rel_l2", "max_abs_err", "max_rel_err", "worst_element", "output")}
 
 
 def error_outcome(reply: dict[str, Any], output: str) -> Outcome:

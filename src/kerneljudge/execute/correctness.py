@@ -54,6 +54,7 @@ def ownership_seeds(trials: int) -> list[int]:
 def _check_held_output(ctx: Context) -> None:
     reply = ctx.request_output({"cmd": "ship_held"})
     cmp = ctx.compare(0, reply)
+    ctx.record_error(cmp.get("detail") or {})
     if not cmp["ok"]:
         raise Outcome("wrong_output", "trial 1's output, still held by the judge, changed when trial 2 ran: "
                       f"{cmp['reason']} (output aliasing: the solution returns memory it writes again on a later "
@@ -64,9 +65,9 @@ def check_output(ctx: Context, index: int, reply: dict[str, Any], where: str) ->
     if "input_mutated" in ctx.flags:
         raise Outcome("rejected", f"the solution modified an input in place ({where})", ("input_mutated",))
     cmp = ctx.compare(index, reply)
+    ctx.record_error(cmp.get("detail") or {})  # a wrong output's error is reported too
     if not cmp["ok"]:
         raise Outcome("wrong_output", f"{where}: {cmp['reason']}")
-    ctx.record_error(cmp.get("detail") or {})
     return cmp
 
 
@@ -100,7 +101,7 @@ def _check_shape(ctx: Context, preset: dict[str, Any], shape: str) -> None:
         if "input_mutated" in ctx.flags:
             raise Outcome("rejected", "the solution modified an input in place (held-out shape)", ("input_mutated",))
         cmp = ctx.compare(index, reply)
+        ctx.record_error(cmp.get("detail") or {})
         if not cmp["ok"]:
             raise Outcome("wrong_output", f"correct at the benchmark shape but wrong at a held-out shape "
                           f"({shape}): {cmp['reason']}", ("shape_specialized",))
-        ctx.record_error(cmp.get("detail") or {})

@@ -147,6 +147,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         verdict, reason = "rejected", "the solution changed its inputs in place"
     if verdict == "correct":
         _choose_clock(ctx, result)
+        if (ctx.numerics or {}).get("class") == "tf32" and options.precision == "fp32":
+            ctx.flags.add("reduced_precision")  # timed against a TF32-allowed reference where there is TF32
     flags = tuple(sorted(ctx.flags))
     blocking = [f for f in flags if f in BLOCKING_FLAGS]
     accepted = verdict == "correct" and not blocking

@@ -64,20 +64,21 @@ class ReferenceService:
         return self.environment
 
     def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
-               seeds: list[int]) -> list[dict[str, Any]]:
+               seeds: list[int]) -> dict[str, Any]:
         """Have the reference process compute and keep the outputs for these seeds (under `token`).
 
-        Returns, per seed, the output's structure and tensor sizes; the values never leave that process.
+        Returns {"outputs": per seed, the output's structure and tensor sizes (the values never leave that
+        process), "workload": the counts the numerics bounds use (harness/arithmetic.py) or None}.
         """
         self._ensure()
         reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
                                   "precision": self.precision})
-        return reply["outputs"]
+        return {"outputs": reply["outputs"], "workload": reply.get("workload")}
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
               tolerance: dict[str, Any] | None, transport: str = "file", contract: str = "tf32",
-              reduction_length: int | None = None) -> dict[str, Any]:
+              workload: dict[str, Any] | None = None) -> dict[str, Any]:
         """Compare a solution output with kept output `index` under a numerics contract: {"ok", "reason",
         "detail"}, where detail["numerics"] is the error and its arithmetic class (docs/numerics.md).
 
@@ -86,7 +87,8 @@ class ReferenceService:
         reply, _ = self._request({"cmd": "check", "token": token, "index": index, "structure": structure,
                                   "path": path, "metas": metas, "precision": self.precision,
                                   "tolerance": tolerance, "transport": transport, "contract": contract,
-                                  "reduction_length": reduction_length})
+                                  **{k: (workload or {}).get(k)
+                                     for k in ("reduction_length", "matmul_stages", "op_stages")}})
         return reply
 
     def forget(self, token: str) -> None:

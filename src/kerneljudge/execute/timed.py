@@ -77,8 +77,6 @@ def time_interleaved(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[
     result["speedup_vs_fp32_reference"] = _ratio(fp32_ms, sol_ms)
     if result["speedup_end_to_end"] > opts.speedup_review_threshold:
         ctx.flags.add("suspicious_speedup")  # the speed-of-light check may clear it (work_audit)
-    if used == "tf32":
-        ctx.flags.add("reduced_precision")
 
 
 def reduced_precision(ctx: Context) -> bool:

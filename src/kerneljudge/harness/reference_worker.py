@@ -18,10 +18,12 @@ import torch
 
 from .. import channel
 from . import compare, device_clock, ipc, loading, timing, work_count, worker
+from .arithmetic import arithmetic_profile
 
 _models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
 _timers: dict[str, timing.Timer] = {}
+_workloads: dict[tuple, dict[str, Any] | None] = {}
 
 
 def _timer(device: str) -> timing.Timer:
@@ -30,9 +32,27 @@ def _timer(device: str) -> timing.Timer:
     return _timers[device]
 
 
+def _model_key(msg: dict[str, Any]) -> tuple:
+    return (msg["problem_path"], repr(sorted(msg.get("preset", {}).items())), msg["init_seed"], msg["device"],
+            msg["precision"])
+
+
+def _workload(msg: dict[str, Any], problem: Any, model: torch.nn.Module) -> dict[str, Any] | None:
+    """What the numerics bounds need to know about this problem at this preset (harness/arithmetic.py),
+    counted once per model on one forward; None if it cannot be counted (the bounds then assume 1)."""
+    key = _model_key(msg)
+    if key not in _workloads:
+        _workloads.clear()
+        try:
+            inputs = loading.make_inputs(problem, msg["seeds"][0], msg["device"], msg["precision"])
+            _workloads[key] = arithmetic_profile(model, inputs)
+        except Exception:
+            _workloads[key] = None
+    return _workloads[key]
+
+
 def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
-    key = (msg["problem_path"], repr(sorted(msg.get("preset", {}).items())), msg["init_seed"],
-           msg["device"], msg["precision"])
+    key = _model_key(msg)
     if key not in _models:
         _models.clear()  # one problem at a time keeps device memory bounded
         if msg["device"] == "cuda":
@@ -70,7 +90,8 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
     _expected[msg["token"]] = kept
-    channel.send(fd, {"status": "ok", "outputs": [
+    workload = _workload(msg, problem, model) if msg["seeds"] else None
+    channel.send(fd, {"status": "ok", "workload": workload, "outputs": [
         {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in kept]})
 
 
