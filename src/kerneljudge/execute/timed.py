@@ -20,7 +20,7 @@ import secrets
 import time
 from typing import Any
 
-from ..harness import timing
+from ..harness import numerics, timing
 from .context import Context, Outcome
 from .reference import ReferenceError
 
@@ -139,6 +139,12 @@ def _solution_round(ctx: Context, sol: _Series, size: int, check_seeds: dict[int
                 raise Outcome("rejected", f"timed call {i + 1} returned a wrong output ({cmp['reason']}): "
                               "outputs of timed calls must be as correct as the checked ones",
                               ("timed_output_mismatch",))
+            found = (cmp.get("detail") or {}).get("numerics")
+            if numerics.reduced(found) and not numerics.reduced(ctx.numerics):
+                # reduced precision only while timed: the reference was chosen for the trials' arithmetic
+                raise Outcome("rejected", f"timed call {i + 1} returned an output of the {found.get('class')} "
+                              f"class where the checked calls' were {(ctx.numerics or {}).get('class')}: outputs "
+                              "of timed calls must be as precise as the checked ones", ("timed_output_mismatch",))
     sol.elapsed += time.monotonic() - began - checking_s
 
 

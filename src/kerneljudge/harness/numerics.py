@@ -299,6 +299,11 @@ def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
             "precision loss, or a zero, constant or partial output)")
 
 
+def reduced(numerics: dict[str, Any] | None) -> bool:
+    """Is this error of a reduced-precision class (tf32) or worse?"""
+    return _RANK.get((numerics or {}).get("class", "exact"), 3) >= _RANK["tf32"]
+
+
 def worse(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
     """The worse of two numerics dicts: by class (exact < fp32/fp16/bf16 < tf32 < wrong), then rel_l2."""
     if a is None or b is None:
