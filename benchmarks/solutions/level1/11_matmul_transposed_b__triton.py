@@ -1,5 +1,6 @@
 # problem: level1/11_matmul_transposed_b.py
-# kind: matmul (fp32, exact: input_precision="ieee", no TF32)
+# kind: matmul (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: A @ B.T without a transposed copy: B (N, K) is read as the (K, N) operand through its strides; tiled
 #      tl.dot over 128x128 output tiles in grouped launch order, masks on the M, N and K edges
 import torch

@@ -1,5 +1,6 @@
 # problem: level1/18_int8_dequant_matmul.py
-# kind: matmul with int8 weight dequantisation (fp32, exact: input_precision="ieee", no TF32)
+# kind: matmul with int8 weight dequantisation (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: the int8 weight (N, K) is read as the (K, N) operand through its strides and widened to fp32 in
 #      registers (never materialised), the per-output-channel scale is applied to the accumulator in the
 #      epilogue (the same sum, scaled once); grouped 128x128 tiles, masks on the M, N and K edges

@@ -1,5 +1,6 @@
 # problem: level1/1_square_matmul.py
-# kind: matmul (fp32, exact: input_precision="ieee", no TF32)
+# kind: matmul (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: tiled tl.dot over 128x128 output tiles with a grouped launch order (neighbouring programs share A rows
 #      in L2); pointers advance along K, masks on the M, N and K edges, so any (M, K) @ (K, N) works
 import torch

@@ -1,6 +1,7 @@
 # problem: level1/1_square_matmul.py
-# kind: matmul, TF32 variant (input_precision="tf32": 10-bit mantissa products, fp32 accumulation; the judge
-#       classifies its error as tf32 and times it against a TF32-allowed reference, flag reduced_precision)
+# kind: matmul (TF32 variant)
+# tf32: input_precision="tf32" (10-bit mantissa products, fp32 accumulation); the judge classifies the error as
+#       tf32 and times it against a TF32-allowed reference (flag reduced_precision)
 # why: the exact variant (1_square_matmul__triton.py) on the tensor cores: tiled tl.dot over 128x128 output
 #      tiles in grouped launch order, pointers advanced along K, masks on the M, N and K edges
 import torch

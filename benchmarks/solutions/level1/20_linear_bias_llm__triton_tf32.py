@@ -1,6 +1,7 @@
 # problem: level1/20_linear_bias_llm.py
-# kind: linear layer, TF32 variant (input_precision="tf32": 10-bit mantissa products, fp32 accumulation; the
-#       judge classifies its error as tf32 and times it against a TF32-allowed reference, flag reduced_precision)
+# kind: linear layer (TF32 variant)
+# tf32: input_precision="tf32" (10-bit mantissa products, fp32 accumulation); the judge classifies the error as
+#       tf32 and times it against a TF32-allowed reference (flag reduced_precision)
 # why: x @ W.T + b on the tensor cores: W (N, K) is read as the (K, N) operand through its strides, bias added
 #      in the epilogue; grouped 128x128 tiles, masks on the M, N and K edges; nn.Linear only holds the weights
 import torch

@@ -1,5 +1,6 @@
 # problem: level1/5_batched_matmul.py
-# kind: batched matmul (fp32, exact: input_precision="ieee", no TF32)
+# kind: batched matmul (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: grid (output tiles, batch); each program runs a tiled tl.dot over K for one 64x128 tile of one batch
 #      entry, with int64 batch offsets and masks on the M, N and K edges, so any (b, M, K) @ (b, K, N) works
 import torch

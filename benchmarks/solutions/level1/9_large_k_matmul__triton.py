@@ -1,5 +1,6 @@
 # problem: level1/9_large_k_matmul.py
-# kind: matmul, split-K (fp32, exact: input_precision="ieee", no TF32)
+# kind: matmul, split-K (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: a 256x256 output has too few tiles to fill the GPU, so K is cut into up to 64 slices: kernel 1 writes
 #      each slice's tiled tl.dot partial product to an fp32 buffer, kernel 2 sums the slices in a fixed order
 #      (deterministic, no atomics); masks on every M, N and K edge, slice ends clipped to K

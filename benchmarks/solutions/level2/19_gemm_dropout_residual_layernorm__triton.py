@@ -1,5 +1,6 @@
 # problem: level2/19_gemm_dropout_residual_layernorm.py
-# kind: gemm + residual + layernorm (fp32, exact: input_precision="ieee", no TF32)
+# kind: gemm + residual + layernorm (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: kernel 1 writes h @ W.T + bias + residual (dropout is the identity in eval mode) with grouped 128x128
 #      tl.dot tiles; kernel 2 layer-normalises each row of that buffer in place (a row up to 16384 wide is
 #      read once, a wider one in three masked passes, every element read before it is written); masks on

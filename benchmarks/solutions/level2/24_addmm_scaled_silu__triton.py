@@ -1,5 +1,6 @@
 # problem: level2/24_addmm_scaled_silu.py
-# kind: fused gemm epilogue (fp32, exact: input_precision="ieee", no TF32)
+# kind: fused gemm epilogue (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: y = beta * c + alpha * (a @ W), out = silu(y) * c in one kernel: grouped 128x128 tl.dot tiles, c is
 #      loaded once in the epilogue for both uses; masks on the M, N and K edges
 import torch

@@ -1,5 +1,6 @@
 # problem: level2/25_matmul_scale_residual_relu.py
-# kind: fused matmul epilogue (fp32, exact: input_precision="ieee", no TF32)
+# kind: fused matmul epilogue (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: relu(a @ b * alpha + c) in one kernel: grouped 128x128 tl.dot tiles, then scale, residual load and ReLU
 #      in the epilogue (no intermediate product in memory); masks on the M, N and K edges
 import torch

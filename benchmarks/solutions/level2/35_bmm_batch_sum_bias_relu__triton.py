@@ -1,5 +1,6 @@
 # problem: level2/35_bmm_batch_sum_bias_relu.py
-# kind: fused bmm + batch reduction (fp32, exact: input_precision="ieee", no TF32)
+# kind: fused bmm + batch reduction (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: sum over the batch of a[i] @ b[i] is one long contraction over (batch, K): each program accumulates all
 #      batch entries of one 64x128 output tile in registers (no per-batch products in memory), then adds the
 #      bias and applies ReLU; int64 batch offsets, masks on the M, N and K edges

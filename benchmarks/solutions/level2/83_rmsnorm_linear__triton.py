@@ -1,5 +1,6 @@
 # problem: level2/83_rmsnorm_linear.py
-# kind: rmsnorm + linear (fp32, exact: input_precision="ieee", no TF32)
+# kind: rmsnorm + linear (fp32 exact)
+# fp32: tl.dot(..., input_precision="ieee"): full fp32 products, no TF32
 # why: kernel 1 computes each row's 1 / rms (one float per row); kernel 2 is the projection with the norm
 #      folded in: each x tile is multiplied by the norm weight along K before tl.dot, and the accumulator by
 #      the row's 1 / rms in the epilogue, so the normalised activations never reach memory; W (N, K) is read
