@@ -17,8 +17,14 @@ It writes OUT_DIR/DATE-GPU-stability.md and .json (date, GPU, driver, versions, 
 issue and one row per solution), rewritten after every run, so an interrupted benchmark still leaves a
 report of the runs it finished. Run logs and the build cache stay in --work-dir.
 
-Time: on the H200 a run of the default set takes about as long as the judge needs per solution times the
-number of solutions; --deadline-min (default 9.5 on CUDA) skips the runs that would end after it.
+Time: a run takes about (seconds the judge holds the GPU per solution) x (solutions), about 3 s x 38 on
+the H200 (estimated, not measured), so warm-up plus six runs of the default set take some 12-14 minutes.
+--deadline-min (default 9.5 on CUDA) skips the runs that would end after it, so a session limited to 10
+minutes still ends with a report. For all six runs within such limits, split the set and merge the reports:
+
+    python scripts/stability_bench.py --shard 1/2 --out-dir DIR1     # one session on the GPU
+    python scripts/stability_bench.py --shard 2/2 --out-dir DIR2     # another (a fresh machine is fine)
+    python scripts/stability_bench.py --merge DIR1/*.json DIR2/*.json --out-dir results/   # anywhere, no GPU
 """
 
 from __future__ import annotations
@@ -46,7 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kerneljudge.analysis import detect_backend  # noqa: E402
 from kerneljudge.execute.cores import CoreLayout, plan_cores  # noqa: E402
-from stability_report import render_markdown, solution_rows, summarize  # noqa: E402
+from kerneljudge.jsonl import read_objects  # noqa: E402
+from stability_report import merge, render_markdown, run_counts, solution_rows, summarize  # noqa: E402
 
 EXAMPLES = ROOT / "src" / "kerneljudge" / "examples"
 SUITE = ROOT / "src" / "kerneljudge" / "suite"
@@ -121,6 +128,7 @@ class CpuLoad:
         self.procs: list[subprocess.Popen] = []
 
     def start(self) -> None:
+        unpinned = []
         for core in self.cores:
             proc = subprocess.Popen([sys.executable, "-S", "-c", BUSY_LOOP, str(os.getpid())],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -129,7 +137,9 @@ class CpuLoad:
             try:
                 os.sched_setaffinity(proc.pid, {core})
             except OSError as exc:
-                print(f"[stability] warning: could not pin load process {proc.pid} to core {core}: {exc}")
+                unpinned.append(f"{core} ({exc.strerror or exc})")
+        if unpinned:
+            print(f"[stability] warning: load processes left unpinned for cores {', '.join(unpinned)}", flush=True)
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -178,7 +188,7 @@ def judge_run(name: str, cmd: list[str], out: Path, total: int, log: Path) -> di
                     proc.kill()
                     proc.wait()
     wall = time.monotonic() - started
-    verdicts = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out.exists() else []
+    verdicts = [v for v in read_objects(out) if "verdict" in v]  # a torn last line (killed mid-write) is skipped
     if proc.returncode != 0 or len(verdicts) != total:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         print(f"[stability] {name}: kerneljudge run exited {proc.returncode} with {len(verdicts)}/{total} verdicts; "
@@ -209,7 +219,7 @@ def machine_info(args: argparse.Namespace, runs: list[dict[str, Any]], layout: C
     verdicts = [v for r in runs for v in r["verdicts"]]
     versions = next((v["versions"] for v in verdicts if v.get("versions")), {})
     device_name = next((v["device_name"] for v in verdicts if v.get("device_name")), args.device)
-    driver = versions.get("driver") or _nvidia_smi_driver()
+    driver = versions.get("driver") or (_nvidia_smi_driver() if args.device == "cuda" else None)
     examples = sum(e.kind.startswith("bundled") for e in entries)
     return {
         "title": f"Stability benchmark: {device_name}",
@@ -217,9 +227,10 @@ def machine_info(args: argparse.Namespace, runs: list[dict[str, Any]], layout: C
         "versions": ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k != "driver"),
         "kerneljudge commit": _git_commit(),
         "cpu cores": os.cpu_count(), "core layout": layout.describe(),
-        "busy runs": f"{n_load} busy-loop processes, one pinned to each core not reserved for timing",
+        "busy runs": f"busy-loop processes: {n_load}, one pinned to each core not reserved for timing",
         "solutions": f"{len(entries)}: bundled examples {examples}, benchmark solutions {len(entries) - examples}",
         "budget": f"--budget {args.budget} s per model", "work dir": str(args.work_dir),
+        **({"shard": f"{args.shard[0]}/{args.shard[1]}"} if args.shard else {}),
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
     }
 
@@ -228,8 +239,8 @@ def _git_commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
-                               timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
         return f"{head}{' (uncommitted changes)' if dirty else ''}" if head else "-"
     except (OSError, subprocess.TimeoutExpired):
         return "-"
@@ -244,20 +255,44 @@ def _nvidia_smi_driver() -> str | None:
         return None
 
 
-def write_report(out_dir: Path, info: dict[str, Any], runs: list[dict[str, Any]], entries: list[Entry],
-                 notes: list[str]) -> tuple[Path, dict[str, Any]]:
-    meta = {e.solution.name: {"kind": e.kind, "baseline_ms": e.baseline_ms} for e in entries}
-    rows = solution_rows(runs, meta)
+def write_report(out_dir: Path, info: dict[str, Any], rows: list[dict[str, Any]],
+                 runs: list[dict[str, Any]]) -> tuple[Path, dict[str, Any]]:
+    """OUT_DIR/DATE-GPU-stability.md and .json; the path without suffix and the summary."""
     summary = summarize(rows, runs)
-    info = {**info, "notes": notes}
     slug = re.sub(r"[^a-z0-9]+", "-", info["gpu"].lower().replace("nvidia", "")).strip("-") or "device"
-    stem = out_dir / f"{info['date'][:10]}-{slug}-stability"
+    shard = f"-shard{info['shard'].replace('/', 'of')}" if info.get("shard") else ""
+    stem = out_dir / f"{info['date'][:10]}-{slug}-stability{shard}"
     out_dir.mkdir(parents=True, exist_ok=True)
-    public_runs = [{k: v for k, v in r.items() if k != "verdicts"} | {"solutions": len(r["verdicts"])} for r in runs]
+    public_runs = [{**{k: v for k, v in r.items() if k != "verdicts"},
+                    **dict(zip(("solutions", "correct"), run_counts(r)))} for r in runs]
     stem.with_suffix(".json").write_text(json.dumps({"info": info, "runs": public_runs, "summary": summary,
-                                                     "solutions": rows}, indent=1, sort_keys=True, default=str))
+                                                     "solutions": rows}, indent=1, default=str))
     stem.with_suffix(".md").write_text(render_markdown(info, rows, runs, summary))
     return stem, summary
+
+
+def report_runs(args: argparse.Namespace, runs: list[dict[str, Any]], layout: CoreLayout, entries: list[Entry],
+                started: str, notes: list[str]) -> tuple[Path, dict[str, Any]]:
+    timed = [r for r in runs if r["condition"] != "warmup"]
+    meta = {e.solution.name: {"kind": e.kind, "baseline_ms": e.baseline_ms} for e in entries}
+    info = {**machine_info(args, timed, layout, len(layout.builds), entries, started), "notes": notes}
+    return write_report(args.out_dir, info, solution_rows(timed, meta), timed)
+
+
+def merge_reports(paths: list[Path], out_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """One report from the .json reports of several shards (--shard 1/2, --shard 2/2)."""
+    reports = [json.loads(p.read_text()) for p in paths]
+    rows, runs = merge(reports)
+    first = reports[0]["info"]
+    gpus = sorted({r["info"].get("gpu", "") for r in reports})
+    notes = [f"Merged from {len(paths)} shard reports ({', '.join(p.name for p in paths)}); each shard ran on "
+             "its own (possibly different) machine, and a merged run's wall time is the sum of the shards'."]
+    notes += list(dict.fromkeys(n for r in reports for n in r["info"].get("notes", [])))  # once each, in order
+    info = {**{k: v for k, v in first.items() if k != "shard"}, "gpu": " + ".join(gpus),
+            "solutions": f"{len(rows)} (from {len(paths)} shards)", "notes": notes,
+            "command": "\n".join(r["info"].get("command", "") for r in reports)
+            + "\n" + " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv])}
+    return write_report(out_dir, info, rows, runs)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -272,6 +307,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=0.5, help="kerneljudge --budget, seconds per model (default 0.5)")
     p.add_argument("--only", action="append", default=[], metavar="GLOB",
                    help="judge only solution files matching GLOB (repeatable), e.g. '*softmax*'")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="judge every N-th solution starting with the K-th (1-based), to split the set over N "
+                        "machine calls; combine the reports with --merge")
+    p.add_argument("--merge", nargs="+", type=Path, default=None, metavar="REPORT.json",
+                   help="judge nothing: write one report from the .json reports of the shards")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="default cuda")
     p.add_argument("--reserved-cores", type=int, default=None, help="kerneljudge --reserved-cores (default: its own)")
     p.add_argument("--jobs", type=int, default=None, help="kerneljudge --jobs (default: its own)")
@@ -284,6 +324,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--runs-quiet must be at least 1 and --runs-busy at least 0")
     if args.budget <= 0:
         p.error("--budget must be positive")
+    if args.shard is not None:
+        m = re.fullmatch(r"(\d+)/(\d+)", args.shard)
+        if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+            p.error("--shard takes K/N with 1 <= K <= N, e.g. 1/2")
+        args.shard = (int(m.group(1)), int(m.group(2)))
     if args.deadline_min is None and args.device == "cuda":
         args.deadline_min = 9.5
     return args
@@ -291,11 +336,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.merge:
+        stem, summary = merge_reports(args.merge, args.out_dir)
+        return _print_result(stem, summary, "merged")
     began = time.monotonic()
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     entries = select(args.device, args.only)
+    if args.shard:
+        k, n = args.shard
+        entries = entries[k - 1::n]
     if not entries:
-        raise SystemExit("no solutions selected (check --only)")
+        raise SystemExit("no solutions selected (check --only and --shard)")
     session = args.work_dir / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     cache = args.cache_dir or args.work_dir / "cache"
     problems, solutions = stage(entries, session / "staged")
@@ -332,22 +383,23 @@ def main(argv: list[str] | None = None) -> int:
             runs.append({"name": name, "condition": condition, **run})
             ok = sum(v.get("verdict") == "correct" for v in run["verdicts"])
             print(f"[stability] {name}: {ok}/{len(entries)} correct in {run['wall_s']:.0f} s", flush=True)
-            timed = [r for r in runs if r["condition"] != "warmup"]
-            if timed:  # rewritten after every run: an interrupted benchmark still leaves its report
-                write_report(args.out_dir, machine_info(args, timed, layout, len(layout.builds), entries, started),
-                             timed, entries, notes)
+            if condition != "warmup":  # rewritten after every run: an interrupted benchmark leaves its report
+                report_runs(args, runs, layout, entries, started, notes)
     except KeyboardInterrupt:
         notes.append("Interrupted before every run had finished.")
         print("\n[stability] interrupted; load processes stopped", flush=True)
     finally:
         load.stop()
-    timed = [r for r in runs if r["condition"] != "warmup"]
-    if not timed:
+    if not any(r["condition"] != "warmup" for r in runs):
         print("[stability] no timed run finished: no report written")
         return 130 if notes else 1
-    report, summary = write_report(args.out_dir, machine_info(args, timed, layout, len(layout.builds), entries,
-                                                              started), timed, entries, notes)
-    print(f"[stability] report: {report}.md and .json ({(time.monotonic() - began) / 60:.1f} min)")
+    stem, summary = report_runs(args, runs, layout, entries, started, notes)
+    print(f"[stability] {(time.monotonic() - began) / 60:.1f} min in all")
+    return _print_result(stem, summary, "written")
+
+
+def _print_result(stem: Path, summary: dict[str, Any], how: str) -> int:
+    print(f"[stability] report {how}: {stem}.md and .json")
     for bar in summary["bars"].values():
         print(f"[stability]   {bar['status']:4}  {bar['label']}: {bar['passed']}/{bar['checked']}")
     return 0

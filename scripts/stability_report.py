@@ -132,18 +132,49 @@ def _bar(label: str, limit: float, checked: list[tuple[str, float | None]], ok, 
             "unmeasured": [n for n, x in checked if x is None]}
 
 
+def run_counts(run: dict[str, Any]) -> tuple[int, int]:
+    """(solutions judged, correct) of a run: from its verdicts, or from the counts a report kept."""
+    if "verdicts" in run:
+        return len(run["verdicts"]), sum(v.get("verdict") == "correct" for v in run["verdicts"])
+    return int(run["solutions"]), int(run["correct"])
+
+
 def throughput(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Solutions per hour of each run, and against the first quiet run."""
-    first = next((r for r in runs if r["condition"] == "quiet" and r.get("wall_s")), None)
-    base = len(first["verdicts"]) / first["wall_s"] * 3600 if first else None
+    def rate(r: dict[str, Any]) -> float | None:
+        return run_counts(r)[0] / r["wall_s"] * 3600 if r.get("wall_s") else None
+
+    base = next((rate(r) for r in runs if r["condition"] == "quiet" and r.get("wall_s")), None)
     out = []
     for r in runs:
-        rate = len(r["verdicts"]) / r["wall_s"] * 3600 if r.get("wall_s") else None
-        out.append({"run": r["name"], "condition": r["condition"], "wall_s": r.get("wall_s"),
-                    "solutions": len(r["verdicts"]),
-                    "correct": sum(v.get("verdict") == "correct" for v in r["verdicts"]),
-                    "per_hour": rate, "vs_first_quiet": rate / base if rate and base else None})
+        n, correct = run_counts(r)
+        per_hour = rate(r)
+        out.append({"run": r["name"], "condition": r["condition"], "wall_s": r.get("wall_s"), "solutions": n,
+                    "correct": correct, "per_hour": per_hour,
+                    "vs_first_quiet": per_hour / base if per_hour and base else None})
     return out
+
+
+def merge(reports: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows and runs of several reports of disjoint solution sets (shards) as one: rows side by side, each
+    run's wall time and counts summed over the shards (one shard's runs follow another's, as in one batch)."""
+    rows, runs, seen = [], {}, set()
+    for report in reports:
+        for row in report["solutions"]:
+            if row["solution"] in seen:
+                raise ValueError(f"{row['solution']} is in two of the reports: merge shards of one set only")
+            seen.add(row["solution"])
+            rows.append(row)
+        for r in report["runs"]:
+            n, correct = run_counts(r)
+            into = runs.setdefault(r["name"], {"name": r["name"], "condition": r["condition"], "wall_s": 0.0,
+                                               "solutions": 0, "correct": 0})
+            if into["condition"] != r["condition"]:
+                raise ValueError(f"run {r['name']} is {into['condition']} in one report and {r['condition']} in another")
+            into["wall_s"] += r.get("wall_s") or 0.0
+            into["solutions"] += n
+            into["correct"] += correct
+    return rows, list(runs.values())
 
 
 def summarize(rows: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[str, Any]:

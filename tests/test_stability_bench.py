@@ -164,21 +164,38 @@ def test_options():
     assert BENCH.parse_args([]).deadline_min == 9.5
     cpu = BENCH.parse_args(["--device", "cpu", "--budget", "0.2", "--runs-quiet", "1", "--runs-busy", "1"])
     assert cpu.deadline_min is None and cpu.runs_busy == 1
-    with pytest.raises(SystemExit):
-        BENCH.parse_args(["--runs-quiet", "0"])
+    assert BENCH.parse_args(["--shard", "2/3"]).shard == (2, 3)
+    for bad in (["--runs-quiet", "0"], ["--shard", "0/2"], ["--shard", "3/2"], ["--shard", "half"]):
+        with pytest.raises(SystemExit):
+            BENCH.parse_args(bad)
 
 
-def test_report_files(tmp_path):
+def test_report_files_and_merge(tmp_path):
     runs = synthetic_runs()
-    entry = BENCH.Entry(Path("p.py"), Path("long__triton.py"), "level1/p.py", "matmul", 2.79)
-    info = {"title": "t", "date": "2026-12-01T10:00:00+00:00", "gpu": "NVIDIA H200", "command": "c"}
-    stem, summary = BENCH.write_report(tmp_path, info, runs, [entry], ["a note"])
-    assert stem == tmp_path / "2026-12-01-h200-stability"
-    data = json.loads(stem.with_suffix(".json").read_text())
-    assert data["info"]["notes"] == ["a note"] and len(data["solutions"]) == 3
-    assert "verdicts" not in data["runs"][0] and data["runs"][0]["solutions"] == 3
-    assert "a note" in stem.with_suffix(".md").read_text()
+    rows = REPORT.solution_rows(runs)
+    info = {"title": "t", "date": "2026-12-01T10:00:00+00:00", "gpu": "NVIDIA H200", "command": "c",
+            "notes": ["a note"]}
+    # two shards: the first holds long and short, the second flaky (with its own, slower runs)
+    first, summary = BENCH.write_report(tmp_path / "a", {**info, "shard": "1/2"}, rows[:2], runs)
+    assert first == tmp_path / "a" / "2026-12-01-h200-stability-shard1of2"
+    data = json.loads(first.with_suffix(".json").read_text())
+    assert data["info"]["notes"] == ["a note"] and len(data["solutions"]) == 2
+    assert "verdicts" not in data["runs"][0] and (data["runs"][0]["solutions"], data["runs"][0]["correct"]) == (3, 3)
+    assert "a note" in first.with_suffix(".md").read_text()
     assert summary["bars"]["spread_e2e_long"]["status"] == "PASS"
+    slower = [{**r, "wall_s": 2 * r["wall_s"]} for r in runs]
+    second, _ = BENCH.write_report(tmp_path / "b", {**info, "shard": "2/2"}, rows[2:], slower)
+    merged, summary = BENCH.merge_reports([first.with_suffix(".json"), second.with_suffix(".json")], tmp_path)
+    data = json.loads(merged.with_suffix(".json").read_text())
+    assert merged == tmp_path / "2026-12-01-h200-stability"
+    assert [r["solution"] for r in data["solutions"]] == [r["solution"] for r in rows]
+    quiet1 = next(t for t in summary["throughput"] if t["run"] == "quiet-1")
+    assert (quiet1["solutions"], quiet1["correct"], quiet1["wall_s"]) == (6, 6, 180.0)
+    assert summary["bars"]["spread_e2e_short"]["failures"] == ["short__triton.py"]
+    assert list(summary["incomplete"]) == ["flaky__triton.py"]
+    assert "Merged from 2 shard reports" in merged.with_suffix(".md").read_text()
+    with pytest.raises(ValueError, match="in two of the reports"):
+        BENCH.merge_reports([first.with_suffix(".json"), first.with_suffix(".json")], tmp_path)
 
 
 def _alive(pid: int) -> bool:
