@@ -60,7 +60,8 @@ SUITE = ROOT / "src" / "kerneljudge" / "suite"
 SOLUTIONS = ROOT / "benchmarks" / "solutions"
 BASELINES = SUITE / "data" / "baselines_h200.json"
 # a busy loop that ends by itself once its parent (this script) is gone
-BUSY_LOOP = "import os, sys\nparent = int(sys.argv[1])\nwhile os.getppid() == parent:\n    for _ in range(100000):\n        pass\n"
+BUSY_LOOP = ("import os, sys\nparent = int(sys.argv[1])\n"
+             "while os.getppid() == parent:\n    for _ in range(100000):\n        pass\n")
 
 
 @dataclass(frozen=True)

@@ -69,22 +69,19 @@ def _sample(verdict: dict[str, Any]) -> dict[str, Any]:
 
 
 def solution_rows(runs: list[dict[str, Any]], meta: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """One row per solution (keyed by its file name) over all runs, in first-seen order.
+    """One row per solution (keyed by its file name) over all runs, sorted by name.
 
     `meta` maps a solution file name to extra columns (kind, problem, baseline_ms)."""
-    order: list[str] = []
     samples: dict[str, dict[str, dict[str, Any]]] = {}
     problems: dict[str, str] = {}
     for run in runs:
         for v in run["verdicts"]:
             name = Path(v["solution"]).name
-            if name not in samples:
-                order.append(name)
-                samples[name] = {}
+            samples.setdefault(name, {})
             problems.setdefault(name, v.get("problem_id", ""))
             samples[name][run["name"]] = _sample(v)
     rows = []
-    for name in order:
+    for name in sorted(samples):
         per_run = samples[name]
         missing = [r["name"] for r in runs if r["name"] not in per_run]
         bad = [n for n, s in per_run.items() if s["verdict"] != "correct" or not s["accepted"]]
@@ -170,7 +167,8 @@ def merge(reports: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dic
             into = runs.setdefault(r["name"], {"name": r["name"], "condition": r["condition"], "wall_s": 0.0,
                                                "solutions": 0, "correct": 0})
             if into["condition"] != r["condition"]:
-                raise ValueError(f"run {r['name']} is {into['condition']} in one report and {r['condition']} in another")
+                raise ValueError(f"run {r['name']} is {into['condition']} in one report and {r['condition']} "
+                                 "in another")
             into["wall_s"] += r.get("wall_s") or 0.0
             into["solutions"] += n
             into["correct"] += correct
@@ -190,7 +188,8 @@ def summarize(rows: list[dict[str, Any]], runs: list[dict[str, Any]]) -> dict[st
         "spread_e2e_long": _bar(f"speedup spread over the runs, end-to-end clock, solutions of >= {LONG_MS:g} ms",
                                 SPREAD_E2E_LONG, [(r["solution"], r["spread_e2e"]) for r in long_rows],
                                 lambda x: x <= SPREAD_E2E_LONG, max),
-        "spread_e2e_short": _bar(f"speedup spread over the runs, end-to-end clock, solutions of {SHORT_MS:g}-{LONG_MS:g} ms",
+        "spread_e2e_short": _bar(f"speedup spread over the runs, end-to-end clock, solutions of "
+                                 f"{SHORT_MS:g}-{LONG_MS:g} ms",
                                  SPREAD_E2E_SHORT, [(r["solution"], r["spread_e2e"]) for r in short_rows],
                                  lambda x: x <= SPREAD_E2E_SHORT, max),
         "spread_device": _bar("speedup spread over the runs, device clock, every solution", SPREAD_DEVICE,
@@ -264,7 +263,7 @@ def solutions_table(rows: list[dict[str, Any]], runs: list[dict[str, Any]]) -> s
             + ["spread e2e", "spread device speedup", "spread sol device ms", "busy vs quiet",
                "device / profiler", "device clock"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (r["sol_ms"] is None, r["sol_ms"] or 0.0, r["solution"])):  # shortest first
         cells = [r["solution"], r.get("kind", ""), _num(r.get("baseline_ms")), _num(r["ref_ms"]), _num(r["sol_ms"]),
                  _num(r["sol_device_ms"])]
         for n in names:

@@ -173,9 +173,10 @@ def test_options():
 def test_report_files_and_merge(tmp_path):
     runs = synthetic_runs()
     rows = REPORT.solution_rows(runs)
+    assert [r["solution"] for r in rows] == ["flaky__triton.py", "long__triton.py", "short__triton.py"]
     info = {"title": "t", "date": "2026-12-01T10:00:00+00:00", "gpu": "NVIDIA H200", "command": "c",
             "notes": ["a note"]}
-    # two shards: the first holds long and short, the second flaky (with its own, slower runs)
+    # two shards: the first holds flaky and long, the second short (with its own, slower runs)
     first, summary = BENCH.write_report(tmp_path / "a", {**info, "shard": "1/2"}, rows[:2], runs)
     assert first == tmp_path / "a" / "2026-12-01-h200-stability-shard1of2"
     data = json.loads(first.with_suffix(".json").read_text())
