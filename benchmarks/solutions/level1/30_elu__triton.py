@@ -1,0 +1,33 @@
+# problem: level1/30_elu.py
+# kind: elementwise activation
+# why: flat ELU with the problem's alpha, a constructor argument passed as a scalar;
+#      int64 offsets and a tail mask (any element count); fp32 math, stored in the output dtype
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _elu_kernel(x_ptr, out_ptr, n_elements, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    y = tl.where(x > 0.0, x, alpha * (tl.exp(x) - 1.0))
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        if n == 0:
+            return out
+        block = 4096
+        _elu_kernel[(triton.cdiv(n, block),)](x, out, n, self.alpha, BLOCK=block, num_warps=8)
+        return out
