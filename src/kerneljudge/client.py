@@ -102,8 +102,8 @@ def _hold(deadline: float | None, request_timeout_s: float) -> float:
     return hold
 
 
-class JudgeClient:
-    """Blocking client (urllib). Thread-safe: every call is its own request."""
+class _Settings:
+    """Where the service is and how long to wait for it (shared by both clients)."""
 
     def __init__(self, url: str = "http://127.0.0.1:8000", token: str | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, queue_wait_s: float = 600.0):
@@ -111,6 +111,10 @@ class JudgeClient:
         self.token = token
         self.timeout_s = timeout_s
         self.queue_wait_s = queue_wait_s
+
+
+class JudgeClient(_Settings):
+    """Blocking client (urllib). Thread-safe: every call is its own request."""
 
     def _request(self, method: str, path: str, payload: Any = None) -> Any:
         data = None if payload is None else json.dumps(payload).encode()
@@ -174,15 +178,12 @@ class JudgeClient:
         return self._request("GET", "/v1/status")
 
 
-class AsyncJudgeClient:
+class AsyncJudgeClient(_Settings):
     """asyncio client (aiohttp); use `async with`, or call close()."""
 
     def __init__(self, url: str = "http://127.0.0.1:8000", token: str | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, queue_wait_s: float = 600.0):
-        self.url = url.rstrip("/")
-        self.token = token
-        self.timeout_s = timeout_s
-        self.queue_wait_s = queue_wait_s
+        super().__init__(url, token, timeout_s, queue_wait_s)
         self._session: Any = None
 
     async def __aenter__(self) -> "AsyncJudgeClient":

@@ -52,7 +52,7 @@ def ownership_seeds(trials: int) -> list[int]:
 
 
 def _check_held_output(ctx: Context) -> None:
-    reply = ctx.request_output({"cmd": "ship_held"})
+    reply = ctx.request_output({"cmd": "ship", "held": True})
     cmp = ctx.compare(0, reply)
     ctx.record_error(cmp.get("detail") or {})
     if not cmp["ok"]:

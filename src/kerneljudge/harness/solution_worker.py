@@ -144,7 +144,7 @@ def handle_call(msg: dict[str, Any], fd: int) -> None:
     """A correctness call: inputs from the seed, output shipped, inputs checked against a pristine copy.
 
     Outputs belong to the caller, so three options serve the ownership checks: "hold": true keeps this
-    call's output object, which "ship_held" sends again after later calls (an output a later call overwrote
+    call's output object, which "ship" with "held": true sends again after later calls (an output a later call overwrote
     is caught); "keep_inputs": true keeps this call's input tensors, and "rewrite": true makes the next call
     reuse exactly those tensors with the new seed's values copied into them in place (a result computed for
     the old values, e.g. a stale CUDA graph keyed on the tensor objects, is caught)."""
@@ -179,17 +179,6 @@ def _rewrite_kept_inputs(fresh: list[Any]) -> list[Any]:
     return kept
 
 
-def handle_ship_held(msg: dict[str, Any], fd: int) -> None:
-    """Send the held output as it is now, after later calls ran."""
-    try:
-        timing.sync(S.device)
-        worker.send_output(fd, S.held_output, S.device, msg)
-    except loading.OutputError as exc:
-        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
-    except Exception as exc:
-        _error(fd, "runtime_error", exc)
-
-
 def handle_timed(msg: dict[str, Any], fd: int) -> None:
     """One timed call. Fresh values each time, at shifting addresses (a random pad, previous inputs alive)."""
     ipc.release()
@@ -210,10 +199,11 @@ def handle_timed(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_ship(msg: dict[str, Any], fd: int) -> None:
-    """Send the last call's output, as it is now (after the device went idle)."""
+    """Send the last call's output (with "held": true, the held one), as it is now: after the device went
+    idle, and after any later calls."""
     try:
         timing.sync(S.device)
-        worker.send_output(fd, S.last_output, S.device, msg)
+        worker.send_output(fd, S.held_output if msg.get("held") else S.last_output, S.device, msg)
     except loading.OutputError as exc:
         channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
     except Exception as exc:
@@ -273,7 +263,7 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
 
 def main() -> None:
     worker.serve({"box": handle_box, "load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
-                  "ship": handle_ship, "ship_held": handle_ship_held, "profile": handle_profile,
+                  "ship": handle_ship, "profile": handle_profile,
                   "device_time": handle_device_time})
     # no interpreter teardown: in the narrowed box torch could not remove its IPC counter file and would
     # abort; the judge removes that file and this process's folders itself
