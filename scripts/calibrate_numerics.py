@@ -13,7 +13,8 @@ Each variant's output is compared with the reference by compare.compare_outputs 
 kernelbench contracts, with the workload counted by harness/arithmetic.py (what the judge passes).
 
   python scripts/calibrate_numerics.py --device cpu --preset small --out results/DATE-cpu-numerics-calibration.md
-  python scripts/calibrate_numerics.py --device cuda --preset default --jobs 1 --out results/DATE-h200-....md
+  python scripts/calibrate_numerics.py --device cuda --preset default --jobs 12 --deadline-min 8.5 \
+      --out results/DATE-h200-numerics-calibration.md
 
 Writes FILE.md (summary with the issue's bars, then one row per problem) and FILE.json (every number).
 """
@@ -155,14 +156,20 @@ def find_problems(levels: list[int] | None, pattern: str | None) -> list[Path]:
     return paths
 
 
-def run_child(path: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_child(path: Path, args: argparse.Namespace, stop_at: float) -> dict[str, Any]:
+    """One problem in its own child process; a problem the deadline leaves no time for is skipped, not failed."""
+    left = stop_at - time.monotonic()
+    if left < 5:
+        return {"path": _problem_id(path), "skipped": "not run: --deadline-min reached"}
     cmd = [sys.executable, __file__, "--one", str(path), "--device", args.device, "--preset", args.preset,
            "--variants", ",".join(args.variants)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src") + os.pathsep
            + os.environ.get("PYTHONPATH", "")}
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=min(args.timeout, left), env=env)
     except subprocess.TimeoutExpired:
+        if left < args.timeout:
+            return {"path": _problem_id(path), "skipped": "stopped at --deadline-min"}
         return {"path": _problem_id(path), "error": f"timed out after {args.timeout} s"}
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("CALIBRATION-ROW "):
@@ -313,7 +320,10 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
                                            for k, v in summary["classes"].items()) + ".")
     if summary["skipped"] or summary["errors"]:
         lines += ["", "Skipped or failed problems:", ""]
-        lines += [f"- {k}: {v}" for k, v in {**summary["skipped"], **summary["errors"]}.items()]
+        late = [k for k, v in summary["skipped"].items() if "--deadline-min" in v]
+        lines += [f"- {k}: {v}" for k, v in {**summary["skipped"], **summary["errors"]}.items() if k not in late]
+        if late:
+            lines.append(f"- not run, the --deadline-min came first: {len(late)}{_names(late, 40)}")
     lines += ["", "## Per problem", "",
               "K = reduction length, D = matmul stages, E = op stages (harness/arithmetic.py); K_flops = FLOPs /"
               " (2 x outputs). A cell: class, relative L2 error, then pass (✓) or fail (✗) under tf32, fp32,"
@@ -357,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated subset of {', '.join(VARIANTS)}")
     ap.add_argument("--jobs", type=int, default=1, help="problems run at once (one child process each)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per problem")
+    ap.add_argument("--deadline-min", type=float, default=None,
+                    help="start no problem after this many minutes and stop the running ones then, so a session "
+                         "with a time limit still ends with a report (the rest are listed as not run)")
     ap.add_argument("--out", type=Path, help="write FILE.md and FILE.json (default: print the summary only)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -372,9 +385,10 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         ap.error("no suite problem matches --level/--problems")
     started = time.monotonic()
+    stop_at = started + (args.deadline_min * 60 if args.deadline_min else float("inf"))
     rows: list[dict[str, Any]] = [{}] * len(paths)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_child, p, args): i for i, p in enumerate(paths)}
+        futures = {pool.submit(run_child, p, args, stop_at): i for i, p in enumerate(paths)}
         for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
             i = futures[future]
             rows[i] = future.result()
