@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "src" / "kerneljudge" / "suite"
 VARIANTS = ("tf32", "tf32_truncate", "fp16_operands", "bf16_operands", "tanh_gelu", "split_k", "fp64")
 CONTRACTS = ("tf32", "fp32", "kernelbench")
-INIT_SEED, INPUT_SEED = 1234, 5678
+INIT_SEED, INPUT_SEED, FLOOR_SEED = 1234, 5678, 91011
+FLOOR_MARGIN = 4.0  # harness/numerics.py FLOOR_MARGIN (this process does not import the judge)
 
 
 # ------------------------------------------------------------------------------------------ child side
@@ -48,7 +49,7 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     """One problem: reference, workload, then every variant under every contract (runs in a child)."""
     import torch
 
-    from kerneljudge.harness import compare, loading, reduced_precision, worker
+    from kerneljudge.harness import compare, loading, reduced_precision, tf32_floor, worker
     from kerneljudge.harness.arithmetic import arithmetic_profile
     from kerneljudge.problem import read_problem
 
@@ -63,6 +64,11 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     workload = arithmetic_profile(model, loading.snapshot_inputs(inputs))
     row["workload"] = workload
     judged = {k: workload[k] for k in ("reduction_length", "matmul_stages", "op_stages")}
+    # the tf32 floor as the judge measures it (harness/tf32_floor.py), but on other inputs than the variants
+    # run on, so that no variant is judged against a floor measured on its own rounding of the same values
+    floor_inputs_ref = loading.flatten_output(model(*loading.make_inputs(module, FLOOR_SEED, device, "fp32")), device)
+    judged["tf32_floors"] = tf32_floor.measure(module, model, FLOOR_SEED, device, floor_inputs_ref[1])
+    row["tf32_floors"] = judged["tf32_floors"]
     row["variants"] = {}
     for name in variants:
         try:
@@ -80,6 +86,7 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
             if contract == "tf32":
                 numerics = result.detail.get("numerics") or {}
                 found.update({k: numerics.get(k) for k in ("class", "rel_l2", "max_rel_err", "bounds")})
+                found["floor_raised"] = ((numerics.get("basis") or {}).get("tf32_floor") or {}).get("raised", [])
                 found["use"] = {cls: _use(numerics, cls) for cls in found["bounds"] or {}}
         if name in ("split_k", "fp64"):
             # the same control with the brief's FLOP-based reduction length, for comparison
@@ -219,6 +226,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
                         for name in VARIANTS if name != "bf16_operands"},
         "smallest_use_bf16_beyond": min((v["use"]["tf32"] for _, v in bf16_beyond), default=None),
         "classes": {name: _count(v["class"] for _, v in variants(name)) for name in VARIANTS},
+        "tf32_floor_raised": sorted({r["id"] for r, v in variants("tf32_truncate") + variants("fp16_operands")
+                                     if v.get("floor_raised")}),
     }
 
 
@@ -318,6 +327,9 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
                                                                 summary["kernelbench_accepts"].items()) + ".")
     lines.append("- classes: " + "; ".join(f"{k}: " + ", ".join(f"{c} {n}" for c, n in sorted(v.items()))
                                            for k, v in summary["classes"].items()) + ".")
+    raised = summary.get("tf32_floor_raised", [])
+    lines.append(f"- tf32 bounds raised by the reference's own TF32 error (harness/tf32_floor.py, margin "
+                 f"{FLOOR_MARGIN:g}): {len(raised)}{_names(raised, 40)}.")
     if summary["skipped"] or summary["errors"]:
         lines += ["", "Skipped or failed problems:", ""]
         late = [k for k, v in summary["skipped"].items() if "--deadline-min" in v]

@@ -60,8 +60,9 @@ def tolerance(precision: str, overrides: dict[str, Any] | None = None, contract:
 def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[torch.Tensor]],
                     precision: str, overrides: dict[str, Any] | None = None, contract: str = "tf32",
                     reduction_length: int | None = None, matmul_stages: int | None = None,
-                    op_stages: int | None = None) -> Comparison:
-    """Compare (structure, tensors) pairs as produced by loading.flatten_output.
+                    op_stages: int | None = None, tf32_floors: list[Any] | None = None) -> Comparison:
+    """Compare (structure, tensors) pairs as produced by loading.flatten_output; `tf32_floors` holds, per
+    output tensor, the reference's own TF32 error (harness/tf32_floor.py) or None.
 
     detail["numerics"] is the worst output's numerics dict (by class, then rel_l2), or the first failing
     output's, with "output" naming it; detail["rel_l2"] repeats its relative L2 error.
@@ -76,8 +77,9 @@ def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[to
         return Comparison(False, value_issue, {})
     rule = tolerance(precision, overrides, contract, reduction_length, matmul_stages, op_stages)
     worst: dict[str, Any] | None = None
+    floors = list(tf32_floors or [])
     for i, (r, s) in enumerate(zip(ref_tensors, sol_tensors)):
-        result = compare_tensor(r, s, rule)
+        result = compare_tensor(r, s, rule, floors[i] if i < len(floors) else None)
         found = result.detail.get("numerics")
         if found is not None:
             found["output"] = i
@@ -91,7 +93,8 @@ def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[to
     return Comparison(True, reason, {"rel_l2": worst["rel_l2"], "numerics": worst})
 
 
-def compare_tensor(ref: torch.Tensor, sol: torch.Tensor, rule: Rule) -> Comparison:
+def compare_tensor(ref: torch.Tensor, sol: torch.Tensor, rule: Rule,
+                   tf32_floor: dict[str, float] | None = None) -> Comparison:
     if tuple(ref.shape) != tuple(sol.shape):
         return Comparison(False, f"output shape {tuple(sol.shape)} differs from the reference {tuple(ref.shape)}", {})
     if ref.dtype != sol.dtype:
@@ -100,7 +103,7 @@ def compare_tensor(ref: torch.Tensor, sol: torch.Tensor, rule: Rule) -> Comparis
         return _compare_exactly(ref, sol, rule.contract)
     if ref.is_complex():
         ref, sol = torch.view_as_real(ref), torch.view_as_real(sol)
-    found = numerics.measure(ref, sol, rule.precision, rule.workload, rule.override, rule.contract)
+    found = numerics.measure(ref, sol, rule.precision, rule.workload, rule.override, rule.contract, tf32_floor)
     ok, reason = numerics.decide(found, rule.precision, rule.contract)
     return Comparison(ok, reason, {"rel_l2": found["rel_l2"], "numerics": found})
 

@@ -13,8 +13,8 @@ and two honest fp32 controls:
   fp64           the whole forward in float64, rounded to fp32 at the end (a more accurate kernel)
 "Matmul-like" ops are those TF32 applies to on a GPU: mm, addmm, bmm, baddbmm, mv, dot, convolution, and
 the input and weights of the CPU LSTM layer. Attention runs through PyTorch's math backend under a
-variant, so its two products are matmuls too. Used only by scripts/calibrate_numerics.py and the tests;
-no solution code runs here.
+variant, so its two products are matmuls too. Used by scripts/calibrate_numerics.py, the tests and, for
+the reference's own TF32 error (harness/tf32_floor.py), the reference process; no solution code runs here.
 """
 
 from __future__ import annotations
@@ -169,13 +169,14 @@ _SPLITTERS: dict[Any, Callable[..., Any]] = {
 
 
 @contextlib.contextmanager
-def running_as(variant: str, device: str = "cpu") -> Iterator[dict[str, int]]:
+def running_as(variant: str, device: str = "cpu", emulate: bool = False) -> Iterator[dict[str, int]]:
     """Run the enclosed forward as `variant`; yields a dict whose "calls" (ops changed) is filled on exit.
+    emulate=True rounds "tf32" operands on a GPU too, instead of using the GPU's TF32 switches.
 
     "fp64" is not a mode: see as_fp64.
     """
     found = {"calls": 0}
-    if variant == "tf32" and device == "cuda":
+    if variant == "tf32" and device == "cuda" and not emulate:
         with _cuda_tf32():
             yield found
         found["calls"] = -1   # unknown: the GPU libraries decide where TF32 applies

@@ -17,13 +17,15 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import compare, device_clock, ipc, loading, timing, work_count, worker
+from . import compare, device_clock, ipc, loading, tf32_floor, timing, work_count, worker
 from .arithmetic import arithmetic_profile
 
 _models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
 _timers: dict[str, timing.Timer] = {}
 _workloads: dict[tuple, dict[str, Any] | None] = {}
+_floors: dict[tuple, list[dict[str, float] | None]] = {}   # per model: the reference's own TF32 error
+_token_floors: dict[str, list[dict[str, float] | None]] = {}
 
 
 def _timer(device: str) -> timing.Timer:
@@ -49,6 +51,19 @@ def _workload(msg: dict[str, Any], problem: Any, model: torch.nn.Module) -> dict
         except Exception:
             _workloads[key] = None
     return _workloads[key]
+
+
+def _floor(msg: dict[str, Any], problem: Any, model: torch.nn.Module,
+           expected: list[torch.Tensor]) -> list[dict[str, float] | None]:
+    """The tf32 class's floor per output (harness/tf32_floor.py), measured once per model on the first seed's
+    inputs; fp32 runs only (the other precisions have no tf32 class)."""
+    if msg["precision"] != "fp32":
+        return []
+    key = _model_key(msg)
+    if key not in _floors:
+        _floors.clear()
+        _floors[key] = tf32_floor.measure(problem, model, msg["seeds"][0], msg["device"], expected)
+    return _floors[key]
 
 
 def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
@@ -77,6 +92,7 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
     """
     device, precision = msg["device"], msg["precision"]
     _expected.pop(msg["token"], None)
+    _token_floors.pop(msg["token"], None)
     try:
         problem, model = _model_for(msg)
         kept = []
@@ -91,6 +107,7 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
         return
     _expected[msg["token"]] = kept
     workload = _workload(msg, problem, model) if msg["seeds"] else None
+    _token_floors[msg["token"]] = _floor(msg, problem, model, kept[0][1]) if kept else []
     channel.send(fd, {"status": "ok", "workload": workload, "outputs": [
         {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in kept]})
 
@@ -119,7 +136,7 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
         result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
                                          msg.get("tolerance"), msg.get("contract") or "tf32",
                                          msg.get("reduction_length"), msg.get("matmul_stages"),
-                                         msg.get("op_stages"))
+                                         msg.get("op_stages"), _token_floors.get(msg["token"]))
     except channel.ProtocolError as exc:
         channel.send(fd, {"status": "ok", "ok": False, "protocol_error": True, "reason": str(exc), "detail": {}})
         return
@@ -134,6 +151,7 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
 
 def handle_forget(msg: dict[str, Any], fd: int) -> None:
     _expected.pop(msg["token"], None)
+    _token_floors.pop(msg["token"], None)
     channel.send(fd, {"status": "ok"})
 
 
