@@ -26,12 +26,6 @@ from typing import Any, Iterable
 MAX_ROWS = 200     # rows sent back, largest first
 MAX_NAME = 400     # characters of a kernel or op name
 MAX_CHAIN = 6      # ops kept per chain: the outermost and the innermost ones
-# The GPU lowers its clocks within milliseconds of going idle, and starting the profiler leaves it idle for
-# that long: a compute-bound kernel then ran ~6% slower under the profiler than in the judge's timing loops
-# (H200, results/2026-12-01-h200-stability-shard1of3.md). A spin kernel launched just before the profiler
-# starts (at ~2 GHz, ~20 ms) keeps the GPU busy until the call's own kernels queue behind it.
-WARM_GPU_CYCLES = 40_000_000
-SPIN_KERNEL = "spin_kernel"  # at::cuda::sleep's kernel (torch.cuda._sleep)
 
 
 def profile_call(model: Any, inputs: list[Any], device: str) -> dict[str, Any]:
@@ -44,10 +38,6 @@ def profile_call(model: Any, inputs: list[Any], device: str) -> dict[str, Any]:
     from . import timing
 
     timing.sync(device)
-    if device == "cuda":
-        import torch
-
-        torch.cuda._sleep(WARM_GPU_CYCLES)
     with profiler.profile(use_kineto=True, use_cpu=True, use_device="cuda" if device == "cuda" else None,
                           record_shapes=False, with_stack=False) as prof:
         started = timing._perf_counter()
@@ -60,16 +50,6 @@ def profile_call(model: Any, inputs: list[Any], device: str) -> dict[str, Any]:
 
 def _on_device(event: Any) -> bool:
     return str(getattr(event, "device_type", "CPU")).rsplit(".", 1)[-1] != "CPU"
-
-
-def _without_warm_spin(events: list[Any]) -> list[Any]:
-    """The events less the GPU-warming spin kernel, should the profiler have recorded it although it was
-    launched before the profiler started: at most one, the earliest spin kernel on the device."""
-    spins = [e for e in events if _on_device(e) and SPIN_KERNEL in str(e.name)]
-    if not spins:
-        return events
-    first = min(spins, key=lambda e: float(getattr(e.time_range, "start", 0.0) or 0.0))
-    return [e for e in events if e is not first]
 
 
 def _ancestors(event: Any) -> list[str]:
@@ -94,8 +74,6 @@ def _kind(name: str) -> str:
 def summarize(events: Iterable[Any], device: str, wall_us: float) -> dict[str, Any]:
     """Rows from profiler events (torch FunctionEvents, or anything with the same attributes)."""
     events = [e for e in events if not getattr(e, "is_async", False)]
-    if device == "cuda":
-        events = _without_warm_spin(events)
     totals: dict[tuple[str, tuple[str, ...]], list[float]] = defaultdict(lambda: [0.0, 0])
     op_us = 0.0
     if device == "cuda":
