@@ -1,4 +1,4 @@
-"""The tf32 floor: the reference's own TF32 error raises the tf32 class's bounds where the rounding-error
+"""The tf32 floor: the reference's own TF32 (truncation) error raises the tf32 class's bounds where the rounding-error
 analysis undercounts (softmax over large logits, top-k routing), and nothing else."""
 
 import types
@@ -37,11 +37,10 @@ def test_floor_measures_the_references_own_tf32_error_and_raises_only_tf32_bound
     x = torch.randn(4096, 256)
     with torch.no_grad():
         ref = model(x)
-    # the floor for seed 7's inputs, against the fp32 output on those same inputs
-    inputs = loading.make_inputs(problem, 7, "cpu", "fp32")
+    # the floor over seeds 7 and 8, each against the fp32 output on its own inputs
     with torch.no_grad():
-        expected = [model(*inputs)]
-    floors = tf32_floor.measure(problem, model, 7, "cpu", expected)
+        expected = [[model(*loading.make_inputs(problem, seed, "cpu", "fp32"))] for seed in (7, 8)]
+    floors = tf32_floor.measure(problem, model, [7, 8], "cpu", expected)
     assert len(floors) == 1 and floors[0] is not None
     assert floors[0]["rel_l2"] > 1e-3, "TF32 should flip some of 4096 routing decisions"
     # another rounding of the same work (a truncating TF32 router) flips other tokens
@@ -83,11 +82,18 @@ def test_floor_is_none_for_integer_outputs_and_a_forward_that_fails():
     problem = _problem(8, 4)
     inputs = loading.make_inputs(problem, 3, "cpu", "fp32")
     expected = list(Ints()(*inputs))
-    floors = tf32_floor.measure(problem, Ints(), 3, "cpu", expected)
+    floors = tf32_floor.measure(problem, Ints(), [3], "cpu", [expected])
     assert floors[0] is None and floors[1] == {"rel_l2": 0.0, "max_rel_err": 0.0}
+    assert tf32_floor.measure(problem, Ints(), [], "cpu", []) == []
 
     class Broken(torch.nn.Module):
         def forward(self, x):
             raise RuntimeError("no")
 
-    assert tf32_floor.measure(problem, Broken(), 3, "cpu", [torch.zeros(1)]) == [None]
+    assert tf32_floor.measure(problem, Broken(), [3, 4], "cpu", [[torch.zeros(1)], [torch.zeros(1)]]) == [None]
+
+
+def test_floor_takes_the_larger_error_of_its_inputs():
+    a, b = {"rel_l2": 1e-3, "max_rel_err": 5e-3}, {"rel_l2": 2e-3, "max_rel_err": 1e-3}
+    assert tf32_floor._larger(a, b) == {"rel_l2": 2e-3, "max_rel_err": 5e-3}
+    assert tf32_floor._larger(a, None) is None

@@ -14,7 +14,7 @@ where, for n rounding stages at unit roundoff u_c and K fp32 roundings along the
   lambda_norm = sqrt(1 + 2 sqrt(x / N_eff) + 2 x / N_peak), x = ln(1/P_FAIL)    Hsu, Kakade & Zhang
   phi = sqrt(sum m_j^2 / sum ref_j^2), N_eff = (sum m_j^2)^2 / sum m_j^4, N_peak = sum m_j^2 / max m_j^2
 The tf32 bounds are also never below FLOOR_MARGIN times the error of the reference's own forward with its
-matmul operands rounded to TF32 (the `tf32_floor`, measured by the reference process; harness/tf32_floor.py):
+matmul operands truncated to TF32 (the `tf32_floor`, measured by the reference process; harness/tf32_floor.py):
 where the computation amplifies operand rounding (softmax over large logits, a top-k that flips on a
 near-tie), the analysis above undercounts and the reference's own TF32 run shows by how much.
 No solution code runs here: it compares tensors the reference process holds.
@@ -38,10 +38,10 @@ CLASSES = {"fp32": ("exact", "fp32", "tf32", "wrong"), "fp16": ("exact", "fp16",
 ACCEPTS = {"tf32": ("exact", "fp32", "tf32"), "fp32": ("exact", "fp32")}
 _RANK = {"exact": 0, "fp32": 1, "fp16": 1, "bf16": 1, "tf32": 2, "wrong": 3}
 _CHUNK = 1 << 24
-# tf32 bounds >= FLOOR_MARGIN x the reference's own round-to-nearest TF32 error: truncating tensor cores
-# (Triton's tl.dot) and fp16 operands err up to ~2.7x more than round-to-nearest on the same forward
-# (results/2026-12-01-h200-numerics-calibration.md), and elementwise maxima vary between rounding patterns.
-FLOOR_MARGIN = 4.0
+# tf32 bounds >= FLOOR_MARGIN x the reference's own error with TF32-truncated operands (harness/tf32_floor.py):
+# another input and another rounding pattern move elementwise maxima; 2 keeps bf16 operands (about 3x the
+# truncation error on a matmul: 2.4e-3 against 7.7e-4 relative L2) outside the tf32 class.
+FLOOR_MARGIN = 2.0
 
 
 @dataclass(frozen=True)

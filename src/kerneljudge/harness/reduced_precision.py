@@ -169,14 +169,13 @@ _SPLITTERS: dict[Any, Callable[..., Any]] = {
 
 
 @contextlib.contextmanager
-def running_as(variant: str, device: str = "cpu", emulate: bool = False) -> Iterator[dict[str, int]]:
+def running_as(variant: str, device: str = "cpu") -> Iterator[dict[str, int]]:
     """Run the enclosed forward as `variant`; yields a dict whose "calls" (ops changed) is filled on exit.
-    emulate=True rounds "tf32" operands on a GPU too, instead of using the GPU's TF32 switches.
 
     "fp64" is not a mode: see as_fp64.
     """
     found = {"calls": 0}
-    if variant == "tf32" and device == "cuda" and not emulate:
+    if variant == "tf32" and device == "cuda":
         with _cuda_tf32():
             yield found
         found["calls"] = -1   # unknown: the GPU libraries decide where TF32 applies

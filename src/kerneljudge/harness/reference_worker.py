@@ -54,15 +54,15 @@ def _workload(msg: dict[str, Any], problem: Any, model: torch.nn.Module) -> dict
 
 
 def _floor(msg: dict[str, Any], problem: Any, model: torch.nn.Module,
-           expected: list[torch.Tensor]) -> list[dict[str, float] | None]:
-    """The tf32 class's floor per output (harness/tf32_floor.py), measured once per model on the first seed's
+           expected: list[list[torch.Tensor]]) -> list[dict[str, float] | None]:
+    """The tf32 class's floor per output (harness/tf32_floor.py), measured once per model on the first seeds'
     inputs; fp32 runs only (the other precisions have no tf32 class)."""
     if msg["precision"] != "fp32":
         return []
     key = _model_key(msg)
     if key not in _floors:
         _floors.clear()
-        _floors[key] = tf32_floor.measure(problem, model, msg["seeds"][0], msg["device"], expected)
+        _floors[key] = tf32_floor.measure(problem, model, msg["seeds"], msg["device"], expected)
     return _floors[key]
 
 
@@ -107,7 +107,7 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
         return
     _expected[msg["token"]] = kept
     workload = _workload(msg, problem, model) if msg["seeds"] else None
-    _token_floors[msg["token"]] = _floor(msg, problem, model, kept[0][1]) if kept else []
+    _token_floors[msg["token"]] = _floor(msg, problem, model, [tensors for _, tensors in kept]) if kept else []
     channel.send(fd, {"status": "ok", "workload": workload, "outputs": [
         {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in kept]})
 
