@@ -65,7 +65,12 @@ def _sample(verdict: dict[str, Any]) -> dict[str, Any]:
         "device_clock": verdict.get("device_clock"),
         "profile_ms": prof_ms, "profile_calls": prof_calls, "profile_clock": prof_clock,
         "device_over_profiler": dev_ms / prof_ms if dev_ms and prof_ms else None,
+        "host_clock_samples": (verdict.get("sol_timing") or {}).get("host_clock_samples"),
     }
+
+
+def _minus(a: Any, b: Any) -> float | None:
+    return float(a) - float(b) if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
 
 
 def solution_rows(runs: list[dict[str, Any]], meta: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -108,8 +113,16 @@ def solution_rows(runs: list[dict[str, Any]], meta: dict[str, dict[str, Any]] | 
             "busy_vs_quiet_device": relative_change(median(busy_dev), median(quiet_dev)),
             "device_over_profiler": median(ratios),
             "single_kernel": calls == {1},
+            "sol_launch_ms": _range([_minus(s.get("sol_ms"), s.get("sol_device_ms")) for s in good.values()]),
+            "ref_launch_ms": _range([_minus(s.get("ref_ms"), s.get("ref_device_ms")) for s in good.values()]),
         })
     return rows
+
+
+def _range(xs: list[float | None]) -> list[float] | None:
+    """[min, max] of the known values, or None."""
+    known = [x for x in xs if x is not None]
+    return [min(known), max(known)] if known else None
 
 
 def time_class(sol_ms: float | None) -> str:
@@ -261,7 +274,7 @@ def solutions_table(rows: list[dict[str, Any]], runs: list[dict[str, Any]]) -> s
     head = (["solution", "kind", "H200 eager ms (baseline)", "ref ms", "sol ms", "sol device ms"]
             + [f"{n} speedup" for n in names]
             + ["spread e2e", "spread device speedup", "spread sol device ms", "busy vs quiet",
-               "device / profiler", "device clock"])
+               "device / profiler", "device clock", "sol e2e - device us", "ref e2e - device us"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in sorted(rows, key=lambda r: (r["sol_ms"] is None, r["sol_ms"] or 0.0, r["solution"])):  # shortest first
         cells = [r["solution"], r.get("kind", ""), _num(r.get("baseline_ms")), _num(r["ref_ms"]), _num(r["sol_ms"]),
@@ -271,9 +284,14 @@ def solutions_table(rows: list[dict[str, Any]], runs: list[dict[str, Any]]) -> s
             cells.append("-" if s is None else _sig(s["speedup"]) if s["verdict"] == "correct" else s["verdict"])
         ratio = _num(r["device_over_profiler"], 4) + (" (1 kernel)" if r["single_kernel"] else "")
         cells += [_pct(r["spread_e2e"]), _pct(r["spread_device"]), _pct(r["spread_sol_device_ms"]),
-                  _pct(r["busy_vs_quiet"], signed=True), ratio, "/".join(r["device_clock"])]
+                  _pct(r["busy_vs_quiet"], signed=True), ratio, "/".join(r["device_clock"]),
+                  _us_range(r.get("sol_launch_ms")), _us_range(r.get("ref_launch_ms"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _us_range(span: list[float] | None) -> str:
+    return "-" if not span else f"{1e3 * span[0]:.0f}-{1e3 * span[1]:.0f}"
 
 
 def render_markdown(info: dict[str, Any], rows: list[dict[str, Any]], runs: list[dict[str, Any]],
@@ -307,6 +325,9 @@ How to read it:
   that call, i.e. the same work a CUDA-graph replay of the forward measures), median over the runs.
   "(1 kernel)" marks solutions whose profiled call ran exactly one device activity: the bar applies to those.
 - the end-to-end bar of a solution is chosen by its median end-to-end time (`sol ms`).
+- e2e - device: `sol_ms - sol_device_ms` (and the same for the reference), lowest to highest over the runs,
+  in microseconds: what the end-to-end clock adds to the device time, mostly the host's launch latency
+  before the first kernel. Its movement between runs is what moves end-to-end speedups of short kernels.
 - solutions/h: verdicts of the run / its wall time; each run is a fresh `kerneljudge run` (a new log) on a
   warm build cache (one warm-up run before, not counted). The throughput bar compares the quiet runs with
   the first one; the busy runs' figures show what the load costs (it runs on the cores the builds use).

@@ -134,7 +134,7 @@ def test_markdown_table():
     cells = [c.strip() for c in table[0].strip("|").split("|")]
     assert cells[1:3] == ["matmul", "2.790"]
     assert cells[6:12] == ["1", "1.002", "1.005", "1.003", "1.001", "1.004"]  # the six runs in order
-    assert cells[12] == "0.50%" and cells[-2] == "1.0100 (1 kernel)"
+    assert cells[12] == "0.50%" and cells[-4] == "1.0100 (1 kernel)" and cells[-2] == "100-100"
     assert "| speedup spread over the runs, end-to-end clock, solutions of 0.05-1 ms | <= 3% | **FAIL** |" in text
     assert "| quiet-2 | quiet | 60.0 | 3 | 3 |" in text
     assert "flaky__triton.py: " in text  # listed as not counted

@@ -173,4 +173,5 @@ def summarize(samples: list[float], warmup_calls: int, clocks: list[str]) -> dic
     return {
         "median_ms": med, "mean_ms": mean, "min_ms": min(samples), "max_ms": max(samples), "std_ms": std,
         "ci95_low_ms": lo, "ci95_high_ms": hi, "samples": n, "warmup_calls": warmup_calls, "clock": clock,
+        "host_clock_samples": sum(c == "host+device_idle" for c in clocks),
     }
