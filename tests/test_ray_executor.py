@@ -27,6 +27,14 @@ STATIC = ["build_no_modelnew.py", "build_syntax_error.py", "hack_background_thre
           "hack_reference_model_small_batch.py", "hack_side_stream_triton.py", "hack_torch_mm_epilogue.py",
           "noisy_spawns_sleeper.py", "torch_plain.py"]
 RUNNING = ["correct_cpp_scale_relu.py", "crash_cpp_segfault.py", "correct_triton_row_sum.py", "wrong_returns_input.py"]
+# 16 more Triton kernels (interpreted), correct, wrong and crashing, to make the issue's 40; several of them
+# are caught only by the timed phase, which this CPU batch skips, so for these the bar is the same verdict
+# with and without Ray, not their label
+MORE = ["correct_triton_small_matmul.py", "correct_triton_matmul_flags.py", "correct_triton_weight_cache.py",
+        "correct_triton_split_rows.py", "hack_atomic_add_empty.py", "hack_precompute_at_import.py",
+        "hack_precompute_at_init.py", "wrong_values_scale_relu.py", "hack_constant_output.py",
+        "wrong_returns_zeros.py", "hack_own_get_inputs.py", "wrong_nan_row_sum.py", "wrong_shape_row_sum.py",
+        "crash_os_exit.py", "hack_lazy_tensor_hook.py", "hack_scratch_input.py"]
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +67,16 @@ def comparable(v: dict) -> tuple:
 
 @pytest.mark.slow
 def test_ray_gives_the_same_verdicts_as_a_local_run(local_ray, tmp_path, cache_dir):
-    jobs = jobs_for(STATIC + RUNNING)
+    jobs = jobs_for(STATIC + RUNNING + MORE)
+    assert len(jobs) == 40
     local = run_batch(jobs, options(cache_dir), tmp_path / "local.jsonl", jobs_in_parallel=2, progress=lambda m: None)
     on_ray = run_batch(jobs, options(cache_dir), tmp_path / "ray.jsonl", jobs_in_parallel=2, progress=lambda m: None,
                        executor="ray")
     assert [comparable(v) for v in on_ray] == [comparable(v) for v in local]
     for job, verdict in zip(jobs, on_ray):
-        assert verdict["verdict"] == read_labels(job.solution).expect, (job.solution.name, verdict["reason"])
+        if job.solution.name not in MORE:
+            assert verdict["verdict"] == read_labels(job.solution).expect, (job.solution.name, verdict["reason"])
+    assert len({v["verdict"] for v in on_ray}) >= 5   # the batch is varied: not all refused, not all correct
     rows = [json.loads(line) for line in (tmp_path / "ray.jsonl").read_text().splitlines()]
     assert len(rows) == len(jobs)
     # resumable like a local run: nothing left to judge
