@@ -19,10 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..sandbox import launch, probing
 from ..sandbox import spec as box_spec
@@ -42,8 +43,6 @@ def session_report(require: bool = False) -> probing.SandboxReport:
             raise SandboxRequired(f"{probing.describe(report)} (and --require-sandbox was given)")
         if not _said.is_set():
             _said.set()
-            import sys
-
             print(probing.describe(report), file=sys.stderr, flush=True)
     return report
 
@@ -55,9 +54,15 @@ class SolutionBox:
     scratch: str
     exchange: str
     env: dict[str, str]
-    wrap: Callable[[str, list[str]], list[str]] | None
+    spec: dict[str, Any] | None   # the launcher's spec (sandbox/launch.make_spec); None: no layer to set up
     report: probing.SandboxReport
     ipc_counters: set[str] = field(default_factory=set)
+
+    def wrap(self, module: str, args: list[str]) -> list[str]:
+        """The cold command line: the box's launcher when there is a box, else a plain interpreter."""
+        if self.spec is None:
+            return [sys.executable, "-u", "-m", module, *args]
+        return launch.command(self.spec, module, args)
 
     def verdict_fields(self, reported: dict[str, Any] | None) -> dict[str, Any]:
         """The verdict's `sandbox`: what this machine offers, and what the worker said before solution code
@@ -99,17 +104,19 @@ def make_box(report: probing.SandboxReport, base_env: dict[str, str], read: list
         box_spec.seed_scratch_cache(cache_template, scratch)
     exchange = tempfile.mkdtemp(prefix="kj-out-", dir=exchange_root())
     env = box_spec.boxed_env(base_env, scratch)
-    wrap = None
+    spec = None
     if report.layers:
         gpu = device == "cuda"
         wider = ipc and gpu
         box = box_spec.solution_box(scratch, exchange, extra_read=read, gpu=gpu, shm=wider)
         narrow = box_spec.solution_box(scratch, exchange, extra_read=read, gpu=gpu) if wider else None
+        spec = launch.make_spec(box, then=narrow)
+    return SolutionBox(scratch, exchange, env, spec, report)
 
-        def wrap(module: str, args: list[str]) -> list[str]:
-            return launch.argv(box, module, args, then=narrow)
 
-    return SolutionBox(scratch, exchange, env, wrap, report)
+def start_env(base_env: dict[str, str]) -> dict[str, str]:
+    """The environment a solution process starts with, but for its own folders (a warm template's key)."""
+    return box_spec.boxed_env(base_env, tempfile.gettempdir())
 
 
 def exchange_root() -> str | None:
@@ -159,7 +166,6 @@ def triton_template(cache_dir: str, env: dict[str, str]) -> str | None:
         run_env = {**env, "TRITON_CACHE_DIR": os.path.join(made, "triton")}
         run_env.pop("TRITON_INTERPRET", None)
         import subprocess
-        import sys
 
         try:
             done = subprocess.run([sys.executable, script], env=run_env, capture_output=True, timeout=300)

@@ -53,20 +53,36 @@ class TailBuffer:
 
 class Child:
     """`wrap(module, args)`, when given, is the command line that runs the module with its two descriptor
-    arguments (the box's launcher: sandbox.launch.argv); by default a plain `python -m module`."""
+    arguments (the box's launcher: sandbox.launch.argv); by default a plain `python -m module`.
+
+    With `template` (execute/warm_start.py) the process is forked from that warm template instead, entering
+    the box described by `spec` (sandbox.launch.make_spec; None: no box) the same way; if the template
+    cannot serve, it is started cold. `warm` says which happened."""
 
     def __init__(self, module: str, env: dict[str, str], cwd: str | None = None,
-                 wrap: Callable[[str, list[str]], list[str]] | None = None):
+                 wrap: Callable[[str, list[str]], list[str]] | None = None,
+                 template: Any = None, spec: dict[str, Any] | None = None):
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
         self.output = TailBuffer()
         self._close_lock = threading.Lock()
-        args = [str(to_child_r), str(from_child_w)]
-        self.proc = subprocess.Popen(
-            wrap(module, args) if wrap is not None else [sys.executable, "-u", "-m", module, *args],
-            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
-        )
+        self.warm = False
+        self.proc: Any = None
+        if template is not None:
+            from .warm_start import Unavailable
+
+            try:
+                self.proc = template.spawn(module, env, cwd, spec, to_child_r, from_child_w)
+                self.warm = True
+            except Unavailable:
+                pass
+        if self.proc is None:
+            args = [str(to_child_r), str(from_child_w)]
+            self.proc = subprocess.Popen(
+                wrap(module, args) if wrap is not None else [sys.executable, "-u", "-m", module, *args],
+                pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
+            )
         os.close(to_child_r)
         os.close(from_child_w)
         self._drain = threading.Thread(target=self._pump, daemon=True)

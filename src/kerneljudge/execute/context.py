@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .. import channel
-from ..harness import compare, numerics
+from ..harness import error_classes
+from ..harness.structure import structure_ok
 from ..problem import Problem
 from ..types import JudgeOptions
 from .child import Child
@@ -126,7 +127,7 @@ class Context:
     def compare(self, index: int, reply: dict[str, Any]) -> dict[str, Any]:
         """Have the trusted reference process compare a handed-over output with expected output `index`."""
         structure, metas = reply.get("structure"), reply.get("metas")
-        if not compare.structure_ok(structure, metas):
+        if not structure_ok(structure, metas):
             raise Outcome("rejected", "the solution's process described its output in a malformed way",
                           ("protocol_violation",))
         try:
@@ -151,7 +152,7 @@ class Context:
         """Keep the worst error over every checked output (the verdict's `max_error` and `numerics`)."""
         found = detail.get("numerics")
         if isinstance(found, dict):
-            self.numerics = numerics.worse(self.numerics, found)
+            self.numerics = error_classes.worse(self.numerics, found)
             # the short form, as verdicts before the numerics object had it
             self.max_error = {k: self.numerics.get(k) for k in
                               ("rel_l2", "max_abs_err", "max_rel_err", "worst_element", "output")}

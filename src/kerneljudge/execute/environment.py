@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import glob
+import importlib.metadata
+import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 # Variables a child never inherits: the judge's own settings and anything that looks like a secret.
@@ -18,19 +23,40 @@ def default_cache_dir() -> str:
 
 
 def resolve_device(requested: str) -> str:
+    """"auto": cuda where torch can use a GPU here, else cpu. Decided without importing torch in this process
+    (the orchestrator never runs a model; importing torch would add seconds to every cold `eval`)."""
     if requested != "auto":
         return requested
-    import torch
+    return "cuda" if cuda_usable() else "cpu"
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+
+def cuda_usable() -> bool:
+    """A torch build with CUDA, a GPU the driver lists (nvidia-smi), and CUDA_VISIBLE_DEVICES not hiding all."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in ("", "-1"):
+        return False
+    spec = importlib.util.find_spec("torch")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    if not any(glob.glob(os.path.join(folder, "lib", "libtorch_cuda*")) for folder in folders):
+        return False
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return listed.returncode == 0 and "GPU" in listed.stdout
+
+
+def torch_version() -> str:
+    """torch's version from its package metadata (no import); by importing it where there is no metadata."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        import torch
+
+        return str(torch.__version__)
 
 
 def build_root(cache_dir: str) -> str:
-    import sys
-
-    import torch
-
-    tag = f"torch{torch.__version__}-py{sys.version_info.major}{sys.version_info.minor}"
+    tag = f"torch{torch_version()}-py{sys.version_info.major}{sys.version_info.minor}"
     return str(Path(cache_dir) / "builds" / tag)
 
 

@@ -24,11 +24,11 @@ from typing import Any
 from ..analysis import analyze, detect_backend
 from ..sandbox.probing import SandboxReport
 from ..analysis import kernels
-from ..harness import timing
+from ..harness import sampling
 from ..problem import Problem
 from ..shapes.plan import ShapePlan
 from ..types import BLOCKING_FLAGS, JudgeOptions, Verdict
-from . import boxing, correctness, cores, environment, shapes, timed, work_audit
+from . import boxing, correctness, cores, environment, shapes, timed, warm_start, work_audit
 from .builder import Builder, BuildRefused
 from .child import Child
 from .context import Context, Outcome
@@ -67,6 +67,8 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
     slots = []
     for i in range(count):
         slot_env = {**(env or {}), **_device_env(device, i)}
+        if warm_start.enabled():  # the slot's solution processes fork from it; its imports start now
+            warm_start.prepare(boxing.start_env(environment.child_env(device, options.threads, cache, slot_env)))
         reference = ReferenceService(device, options.precision, options.threads, cache, env=slot_env,
                                      cores=layout.timing[i])
         slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds,
@@ -201,6 +203,7 @@ def _static_gate(findings: list, backend: str, device: str, options: JudgeOption
 
 def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -> None:
     opts, problem = ctx.options, ctx.problem
+    slot.reference.start()  # its start overlaps the solution's (a no-op when it is running already)
     report = slot.box or boxing.session_report(opts.require_sandbox)
     base_env = environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env)
     template = boxing.triton_template(_cache(opts), base_env) \
@@ -213,12 +216,15 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     if not report.complete:
         ctx.flags.add("unsandboxed")
     try:
-        ctx.child = Child("kerneljudge.harness.solution_worker", box.env, cwd=box.scratch, wrap=box.wrap)
+        template = warm_start.template_for(box.env) if warm_start.enabled() else None
+        ctx.child = Child("kerneljudge.harness.solution_worker", box.env, cwd=box.scratch, wrap=box.wrap,
+                          template=template, spec=box.spec)
         cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
         ctx.deadline = time.monotonic() + opts.build_timeout_s
         with ctx.phase("build"):
             boxed = ctx.request({"cmd": "box", "device": ctx.device, "ipc": ctx.transport == "ipc"})
             ctx.info["sandbox"] = box.verdict_fields({k: boxed.get(k) for k in ("layers", "missing", "narrowed")})
+            ctx.info["sandbox"]["started"] = "warm" if ctx.child.warm else "cold"  # execute/warm_start.py
             reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
                                  "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
         ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
@@ -257,7 +263,7 @@ def _build(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: floa
 def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
     opts = ctx.options
     ctx.deadline = time.monotonic() + opts.run_timeout_s
-    plan = timing.SamplingPlan(ctx.device, opts.time_budget_s)
+    plan = sampling.SamplingPlan(ctx.device, opts.time_budget_s)
     checks = TIMED_CHECKS_GPU if ctx.device == "cuda" else TIMED_CHECKS_CPU
     trial_seeds = [secrets.randbits(62) for _ in range(opts.trials)]
     trial_seeds += correctness.ownership_seeds(len(trial_seeds))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,25 +32,48 @@ class ReferenceService:
         self.cache_dir = cache_dir
         self.timeout_s = timeout_s
         self._child: Child | None = None
+        self._start_lock = threading.Lock()
+        self._hello_pending = False   # the hello sent by start() has not been answered yet
         self.environment: dict[str, Any] = {}
         self.flags: dict[str, Any] = {}
 
+    def start(self) -> None:
+        """Start the process and send its hello without waiting for the answer (the next request reads it), so
+        that the process's start (importing torch, initialising the device) overlaps the judge's other work."""
+        with self._start_lock:
+            if self._child is None or self._child.proc.poll() is not None:
+                self._spawn()
+
+    def _spawn(self) -> None:
+        if self._child is not None:
+            self._child.kill()
+        self._child = Child("kerneljudge.harness.reference_worker",
+                            environment.child_env(self.device, self.threads, self.cache_dir, self.env))
+        pin_tree(self._child.proc.pid, self.cores)
+        self._child.send({"cmd": "hello", "device": self.device, "threads": self.threads})
+        self._hello_pending = True
+
     def _ensure(self) -> Child:
-        if self._child is None or self._child.proc.poll() is not None:
-            if self._child is not None:
-                self._child.kill()
-            self._child = Child("kerneljudge.harness.reference_worker",
-                                environment.child_env(self.device, self.threads, self.cache_dir, self.env))
-            pin_tree(self._child.proc.pid, self.cores)
-            reply = self._request({"cmd": "hello", "device": self.device, "threads": self.threads})[0]
-            self.environment = reply.get("environment", {})
-            self.flags = reply.get("flags", {})
+        with self._start_lock:
+            if self._child is None or self._child.proc.poll() is not None:
+                self._spawn()
+            if self._hello_pending:
+                self._hello_pending = False
+                reply = self._answer()[0]
+                self.environment = reply.get("environment", {})
+                self.flags = reply.get("flags", {})
         return self._child
 
     def _request(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+        try:
+            self._child.send(header)
+        except Exception:
+            pass  # a dead process: _answer says why
+        return self._answer()
+
+    def _answer(self) -> tuple[dict[str, Any], list[Any]]:
         child = self._child
         try:
-            child.send(header)
             reply, tensors = child.recv(self.timeout_s)
         except Exception as exc:
             detail = child.output.text()
@@ -153,6 +177,7 @@ class ReferenceService:
         return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:32]
 
     def close(self) -> None:
+        self._hello_pending = False
         if self._child is not None:
             self._child.close()
             self._child = None

@@ -20,7 +20,7 @@ import secrets
 import time
 from typing import Any
 
-from ..harness import numerics, timing
+from ..harness import error_classes, sampling
 from .context import Context, Outcome
 from .reference import ReferenceError
 
@@ -29,7 +29,7 @@ MIN_ROUND, MAX_ROUND = 3, 25
 DEVICE_BUDGET_FRACTION = 0.25  # of the timing budget, for each side's device-clock replays
 
 
-def time_interleaved(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[int, int],
+def time_interleaved(ctx: Context, plan: sampling.SamplingPlan, check_seeds: dict[int, int],
                      check_index: dict[int, int], result: dict[str, Any]) -> None:
     opts, problem = ctx.options, ctx.problem
     arithmetics = ["fp32"] + (["tf32"] if reduced_precision(ctx) else [])
@@ -63,7 +63,7 @@ def time_interleaved(ctx: Context, plan: timing.SamplingPlan, check_seeds: dict[
                 and len(sol.samples) > max(check_seeds, default=-1):
             break
     sol_stats = sol.stats()
-    ref = {a: {**s.stats(), "overhead_ms": timing.median_ci(s.overheads)[0], "cached": False}
+    ref = {a: {**s.stats(), "overhead_ms": sampling.median_ci(s.overheads)[0], "cached": False}
            for a, s in series.items()}
     for arith, stats in ref.items():
         ctx.reference.store_timing(problem.sha256, ctx.preset, stats, tf32=arith == "tf32")
@@ -106,7 +106,7 @@ class _Series:
         self.elapsed += elapsed_s
 
     def stats(self) -> dict[str, Any]:
-        return timing.summarize(self.samples, len(self.warm), self.clocks)
+        return sampling.summarize(self.samples, len(self.warm), self.clocks)
 
 
 def _round_size(estimates_ms: list[float | None]) -> int:
@@ -140,7 +140,7 @@ def _solution_round(ctx: Context, sol: _Series, size: int, check_seeds: dict[int
                               "outputs of timed calls must be as correct as the checked ones",
                               ("timed_output_mismatch",))
             found = (cmp.get("detail") or {}).get("numerics")
-            if numerics.reduced(found) and not numerics.reduced(ctx.numerics):
+            if error_classes.reduced(found) and not error_classes.reduced(ctx.numerics):
                 # reduced precision only while timed: the reference was chosen for the trials' arithmetic
                 raise Outcome("rejected", f"timed call {i + 1} returned an output of the {found.get('class')} "
                               f"class where the checked calls' were {(ctx.numerics or {}).get('class')}: outputs "
@@ -166,7 +166,7 @@ def _timed_call(ctx: Context, seed: int) -> tuple[float, str, float]:
 
 def _cross_check(ctx: Context, sol_stats: dict[str, Any], ref_stats: dict[str, Any], gaps: list[float]) -> None:
     """Time the child did not report must be explained by per-call overhead the reference also has."""
-    gap = timing.median_ci(gaps)[0]
+    gap = sampling.median_ci(gaps)[0]
     # a CPU shares its cores with builds and the orchestrator (a batch builds while it times), so its
     # round trips stretch more; there is no asynchronous device there to hide work on either
     gpu = ctx.device == "cuda"

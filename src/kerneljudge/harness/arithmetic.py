@@ -2,7 +2,8 @@
 
 For every tensor the forward makes, three counts along the longest chain of operations that led to it:
   reduction_length  K: roundings in fp32 along the chain. A sum of n terms is n roundings (one per
-                    addition), a matmul or convolution is its inner length, an elementwise op is one.
+                    addition), a matmul or convolution is its inner length, an elementwise op is one, a
+                    transcendental function (exp, erf, tanh, ...) TRANSCENDENTAL_ROUNDINGS.
   matmul_stages     D: matmul-like ops on the chain (those whose operands TF32 / tensor cores round).
   op_stages         E: ops on the chain that round their result (every op but pure data movement).
 A chain is followed through the data: parallel branches take the longest, so a loop over heads counts
@@ -51,6 +52,17 @@ _ATTENTION = {"_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_produc
               "_scaled_dot_product_fused_attention_overrideable"}
 _ALONG_DIM = {"_softmax", "_log_softmax", "_safe_softmax", "cumsum", "cumsum_", "cumprod", "logcumsumexp"}
 _POOL_WINDOW = {"avg_pool1d", "avg_pool2d", "avg_pool3d"}                  # args[1]: the window
+# Transcendental functions are not correctly rounded: libm, SLEEF and CUDA's accurate functions stay within
+# about 2 ulp (4 u32), and two implementations (the reference's, the solution's) differ by up to twice that.
+# An error of half-width 4 u has the variance proxy of 16 roundings, so each such op counts as 16 (K).
+TRANSCENDENTAL_ROUNDINGS = 16
+_TRANSCENDENTAL = {
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sigmoid", "erf", "erfc", "erfinv", "gelu",
+    "silu", "mish", "softplus", "elu", "selu", "celu", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "rsqrt", "log_sigmoid_forward", "lgamma", "digamma",
+    "logit", "xlogy", "special_xlog1py", "logaddexp", "logsumexp",
+}
+_EXP_ALONG_DIM = {"_softmax", "_log_softmax", "_safe_softmax", "logcumsumexp"}  # an exp per element as well
 _INTERPOLATION_TAPS = {"upsample_linear1d": 2, "upsample_bilinear2d": 4, "upsample_trilinear3d": 8,
                        "upsample_bicubic2d": 16, "_upsample_bilinear2d_aa": 4, "grid_sampler_2d": 4}
 
@@ -110,7 +122,8 @@ def op_cost(name: str, args: tuple[Any, ...], out: Any) -> tuple[int, int, int]:
         return steps * (int(x.shape[-1]) + hidden + 1), steps, steps * 3
     if name in _ALONG_DIM:
         x, dim = args[0], int(args[1])
-        return int(x.shape[dim]) + 1 if x.dim() else 1, 0, 1
+        extra = TRANSCENDENTAL_ROUNDINGS if name in _EXP_ALONG_DIM else 1
+        return int(x.shape[dim]) + extra if x.dim() else extra, 0, 1
     if name in _POOL_WINDOW:
         window = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
         return math.prod(int(w) for w in window) or 1, 0, 1
@@ -128,11 +141,13 @@ def op_cost(name: str, args: tuple[Any, ...], out: Any) -> tuple[int, int, int]:
         return _scatter_terms(name, args) + 1, 0, 1
     if name.startswith("_fft"):
         return max(1, math.ceil(math.log2(max(_numel(args[0]), 2)))), 0, 1
-    # anything else: an elementwise op rounds once; a reduction sums inputs-per-output terms
+    # anything else: an elementwise op rounds once (a transcendental one counts more); a reduction sums
+    # inputs-per-output terms
     first = next((a for a in args if isinstance(a, torch.Tensor)), None)
     largest_out = max((_numel(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor)), default=1)
     terms = _numel(first) // max(largest_out, 1) if first is not None else 1
-    return max(1, terms), 0, 1
+    own = TRANSCENDENTAL_ROUNDINGS if name.rstrip("_") in _TRANSCENDENTAL else 1
+    return max(own, terms + own - 1), 0, 1
 
 
 class ChainCounter(TorchDispatchMode):

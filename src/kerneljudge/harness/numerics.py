@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from .error_classes import or_inf, reduced, worse  # noqa: F401  (reduced, worse: re-exported)
 UNIT_ROUNDOFF = {"fp32": 2.0 ** -24, "tf32": 2.0 ** -11, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
 P_FAIL = 1e-6                 # chance that honest arithmetic of a class fails its bound, per comparison
 GROSS = 0.5                   # kernelbench guard: no element off by half of max(S, |ref_j|)
@@ -36,7 +37,6 @@ CONTRACTS = ("tf32", "fp32", "kernelbench")
 CLASSES = {"fp32": ("exact", "fp32", "tf32", "wrong"), "fp16": ("exact", "fp16", "wrong"),
            "bf16": ("exact", "bf16", "wrong")}
 ACCEPTS = {"tf32": ("exact", "fp32", "tf32"), "fp32": ("exact", "fp32")}
-_RANK = {"exact": 0, "fp32": 1, "fp16": 1, "bf16": 1, "tf32": 2, "wrong": 3}
 _CHUNK = 1 << 24
 # tf32 bounds >= FLOOR_MARGIN x the reference's own error with TF32-truncated operands (harness/tf32_floor.py):
 # another input and another rounding pattern move elementwise maxima; 2 keeps bf16 operands (about 3x the
@@ -300,17 +300,17 @@ def decide(numerics: dict[str, Any], precision: str, contract: str) -> tuple[boo
     if cls == "exact":
         return True, "bitwise equal to the reference"
     if cls in accepted:
-        return True, f"error consistent with {cls} arithmetic (rel L2 {_or_inf(numerics['rel_l2']):.2g})"
+        return True, f"error consistent with {cls} arithmetic (rel L2 {or_inf(numerics['rel_l2']):.2g})"
     if cls == "wrong":
         return False, _wrong_reason(numerics, precision)
-    return False, (f"error consistent with {cls} arithmetic (rel L2 {_or_inf(numerics['rel_l2']):.2g}); the {contract} "
+    return False, (f"error consistent with {cls} arithmetic (rel L2 {or_inf(numerics['rel_l2']):.2g}); the {contract} "
                    f"contract accepts only {' or '.join(accepted)}")
 
 
 def _guard_reason(numerics: dict[str, Any]) -> str:
     if numerics.get("why_wrong"):
         return numerics["why_wrong"]
-    return (f"an element is off by {_or_inf(numerics['max_rel_err']):.3g} of max(RMS, |ref|) (a zero, constant or "
+    return (f"an element is off by {or_inf(numerics['max_rel_err']):.3g} of max(RMS, |ref|) (a zero, constant or "
             f"partial output; the kernelbench contract's guard allows {GROSS})")
 
 
@@ -321,28 +321,10 @@ def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
     loosest = "tf32" if precision == "fp32" else precision
     limit = numerics["bounds"][loosest]
     worst = numerics["worst_element"]
-    if _or_inf(numerics["max_rel_err"]) > limit["max_rel_err"]:
+    if or_inf(numerics["max_rel_err"]) > limit["max_rel_err"]:
         allowed = limit["max_rel_err"] * worst["scale"]
         return (f"output differs at {worst['index']}: got {worst['sol']:.6g}, expected {worst['ref']:.6g} "
                 f"(|err| {worst['abs_err']:.3g} > allowed {allowed:.3g}); error not consistent with {loosest} "
                 "arithmetic")
-    return (f"relative L2 error {_or_inf(numerics['rel_l2']):.3g} exceeds {limit['rel_l2']:.2g} (the {loosest} bound: "
+    return (f"relative L2 error {or_inf(numerics['rel_l2']):.3g} exceeds {limit['rel_l2']:.2g} (the {loosest} bound: "
             "precision loss, or a zero, constant or partial output)")
-
-
-def reduced(numerics: dict[str, Any] | None) -> bool:
-    """Is this error of a reduced-precision class (tf32) or worse?"""
-    return _RANK.get((numerics or {}).get("class", "exact"), 3) >= _RANK["tf32"]
-
-
-def worse(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The worse of two numerics dicts: by class (exact < fp32/fp16/bf16 < tf32 < wrong), then rel_l2."""
-    if a is None or b is None:
-        return a if b is None else b
-    key_a = (_RANK.get(a.get("class", "wrong"), 3), _or_inf(a.get("rel_l2")))
-    key_b = (_RANK.get(b.get("class", "wrong"), 3), _or_inf(b.get("rel_l2")))
-    return b if key_b > key_a else a
-
-
-def _or_inf(x: float | None) -> float:
-    return math.inf if x is None else float(x)

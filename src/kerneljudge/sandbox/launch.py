@@ -50,12 +50,25 @@ def argv(box: BoxSpec, module: str, args: list[str], landlock_mode: str = "start
 
     `die_with_parent` kills the box when the thread that starts it ends (PR_SET_PDEATHSIG counts threads,
     not processes): right for a caller that waits for the box in the thread that started it."""
-    spec = {"box": box.to_dict(), "landlock": landlock_mode, "nice": int(nice), "require": list(require)}
-    if then is not None:
-        spec["then"] = then.to_dict()
+    spec = make_spec(box, landlock_mode, then, nice, require)
     if die_with_parent:
         spec["parent"] = os.getpid()
+    return command(spec, module, args)
+
+
+def command(spec: dict[str, Any], module: str, args: list[str]) -> list[str]:
+    """The command line of the launcher for a spec made by make_spec()."""
     return [sys.executable, "-u", "-m", "kerneljudge.sandbox.launch", json.dumps(spec), module, *args]
+
+
+def make_spec(box: BoxSpec, landlock_mode: str = "start", then: BoxSpec | None = None, nice: int = 0,
+              require: tuple[str, ...] = ()) -> dict[str, Any]:
+    """SPEC_JSON as a dict (see the module's docstring); also what a warm template's fork runs (run())."""
+    spec: dict[str, Any] = {"box": box.to_dict(), "landlock": landlock_mode, "nice": int(nice),
+                            "require": list(require)}
+    if then is not None:
+        spec["then"] = then.to_dict()
+    return spec
 
 
 def _parse(text: str) -> dict[str, Any]:
@@ -226,16 +239,12 @@ def _kill_children() -> None:
             return
 
 
-def main() -> None:
-    if len(sys.argv) < 3:
-        sys.stderr.write(__doc__ or "")
-        sys.exit(2)
-    try:
-        spec = _parse(sys.argv[1])
-    except (ValueError, TypeError) as exc:
-        sys.stderr.write(f"kerneljudge.sandbox: bad spec: {exc}\n")
-        sys.exit(2)
-    module, args = sys.argv[2], sys.argv[3:]
+def run(spec_dict: dict[str, Any], module: str, args: list[str]) -> None:
+    """Be the launcher of a box (this process must have one thread: a fresh interpreter, or a fork).
+
+    Returns only in the worker, after `module` has run; the launcher and init end with os._exit. Raises
+    ValueError for a bad spec before anything is changed."""
+    spec = _parse(json.dumps(spec_dict))
     if spec.get("parent"):
         namespaces.die_with_parent(signal.SIGKILL)
         if os.getppid() != spec["parent"]:  # it died before the line above
@@ -257,6 +266,19 @@ def main() -> None:
     _, init_status = os.waitpid(init, 0)
     reported = os.read(status_r, _STATUS.size)
     _exit_like(_STATUS.unpack(reported)[0] if len(reported) == _STATUS.size else init_status)
+
+
+def main() -> None:
+    if len(sys.argv) < 3:
+        sys.stderr.write(__doc__ or "")
+        sys.exit(2)
+    try:
+        spec = json.loads(sys.argv[1])
+        _parse(sys.argv[1])
+    except (ValueError, TypeError) as exc:
+        sys.stderr.write(f"kerneljudge.sandbox: bad spec: {exc}\n")
+        sys.exit(2)
+    run(spec, sys.argv[2], sys.argv[3:])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One device call for the speed and service issues on an H200: the latency of an already-built solution in a
+# Judge session and a cold eval, with and without the warm template (scripts/latency_bench.py); the service
+# under concurrent load from the reward function (scripts/service_bench.py); the level-1 numerics calibration
+# (after a change to the bounds). Each step has its own time limit; everything lands in OUT/service/.
+#
+#     bash scripts/h200_service_session.sh "$OUT"          # ~9 minutes; run from the repository root
+set -u
+OUT=${1:?usage: h200_service_session.sh OUT_DIR}
+W="$OUT/service"
+mkdir -p "$W"
+export PYTHONPATH="$PWD/src" PYTHONUNBUFFERED=1
+CACHE=/tmp/kj-service-cache
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local started=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" >"$W/$name.log" 2>&1
+  echo "$name: exit $? after $((SECONDS - started)) s" | tee -a "$W/steps.txt"
+}
+{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
+  nproc; } >"$W/machine.txt" 2>&1
+step template 60 python3 -c "
+import json, os, sys
+from kerneljudge.execute import environment, warm_start, boxing
+env = boxing.start_env(environment.child_env('cuda', 1, '/tmp/kj-t'))
+t = warm_start.Template(env)
+print(t.usable(), t.error, json.dumps(t._ready))"
+step latency 200 python3 scripts/latency_bench.py --out "$W" --device cuda --repeats 5 --compare-cold-start \
+  --cache-dir "$CACHE"
+step service 220 python3 scripts/service_bench.py --out "$W/bench" --device cuda
+step calibration 110 python3 scripts/calibrate_numerics.py --device cuda --preset default --level 1 --jobs 8 \
+  --timeout 90 --deadline-min 1.6 --out "$W/h200-numerics-calibration-level1.md"
+cat "$W/steps.txt"
