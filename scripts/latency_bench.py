@@ -6,11 +6,12 @@
 1. builds the solution once (not counted);
 2. session: one `Judge` judges it `--repeats` times in a row; the first judgement starts the session's
    reference process, the others find everything warm (the issue's bar: at most 3 s each on an H200);
-3. eval: `--repeats` fresh `python -m kerneljudge eval --json` processes, timed from outside (bar: 8 s);
-4. with --compare-cold-start, steps 2-3 again with KERNELJUDGE_WARM_START=0 (solution processes started
-   cold instead of forked from a warm template), to show what the template saves.
+3. with --compare-cold-start, step 2 again with KERNELJUDGE_WARM_START=0 (solution processes started cold
+   instead of forked from a warm template), to show what the template saves;
+4. eval: `--repeats` fresh `python -m kerneljudge eval --json` processes, timed from outside (bar: 8 s;
+   a single judgement starts its solution process cold: a template would only add its own start).
 Default options throughout (timing budget included), as a user would judge. Writes DIR/latency-bench.json
-and DIR/latency-bench.md.
+and DIR/latency-bench.md after each step.
 """
 
 from __future__ import annotations
@@ -72,11 +73,10 @@ def summary(runs: list[dict]) -> dict:
             "verdicts": sorted({str(r["verdict"]) for r in runs}), "started": sorted({str(r["started"]) for r in runs})}
 
 
-def measure(problem: str, solution: str, device: str, cache: str, repeats: int, warm: bool) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    env["KERNELJUDGE_WARM_START"] = "1" if warm else "0"
+def session_with(problem: str, solution: str, device: str, cache: str, repeats: int, warm: bool) -> dict:
+    """A Judge session with solution processes forked from the warm template, or started cold."""
     previous = os.environ.get("KERNELJUDGE_WARM_START")
-    os.environ["KERNELJUDGE_WARM_START"] = env["KERNELJUDGE_WARM_START"]
+    os.environ["KERNELJUDGE_WARM_START"] = "1" if warm else "0"
     try:
         session = session_runs(problem, solution, device, cache, repeats)
     finally:
@@ -84,27 +84,30 @@ def measure(problem: str, solution: str, device: str, cache: str, repeats: int, 
             os.environ.pop("KERNELJUDGE_WARM_START", None)
         else:
             os.environ["KERNELJUDGE_WARM_START"] = previous
-    cold = eval_runs(problem, solution, device, cache, repeats, env)
-    return {"session_first": session[0], "session": session[1:], "session_summary": summary(session[1:]),
-            "eval": cold, "eval_summary": summary(cold)}
+    return {"first": session[0], "runs": session[1:], "summary": summary(session[1:])}
 
 
 def markdown(result: dict) -> str:
-    lines = [f"# Latency of one already-built solution: {result['device_name']}", "",
+    lines = [f"# Latency of one already-built solution: {result['device_name'] or result['device']}", "",
              f"- date: {result['date']}", f"- device: {result['device']}, {result['cpus']} CPU cores",
              f"- versions: python {result['python']}, torch {result['torch']}",
              f"- problem / solution: {result['problem']} / {result['solution']}",
              f"- repeats: {result['repeats']} (default judge options)", "", "Command:", "",
              f"```\n{result['command']}\n```", "",
-             "| solution process | Judge session: median s | max s | first judgement s | cold eval: median s | max s | started |",
-             "|---|---|---|---|---|---|---|"]
-    for label, part in result["runs"].items():
-        s, e = part["session_summary"], part["eval_summary"]
-        lines.append(f"| {label} | {s['median_s']} | {s['max_s']} | {part['session_first']['wall_s']} | "
-                     f"{e['median_s']} | {e['max_s']} | {', '.join(sorted(set(s['started'] + e['started'])))} |")
-    lines += ["", "Phases of the last session judgement (s):", ""]
-    for label, part in result["runs"].items():
-        lines.append(f"- {label}: {json.dumps(part['session'][-1]['phases_s'])}")
+             "| how | median s | max s | min s | first s | solution processes |", "|---|---|---|---|---|---|"]
+    for label, part in result["sessions"].items():
+        s = part["summary"]
+        lines.append(f"| Judge session, {label} | {s['median_s']} | {s['max_s']} | {s['min_s']} | "
+                     f"{part['first']['wall_s']} | {', '.join(s['started'])} |")
+    if result.get("eval"):
+        e = result["eval"]["summary"]
+        lines.append(f"| cold `kerneljudge eval` | {e['median_s']} | {e['max_s']} | {e['min_s']} | - | "
+                     f"{', '.join(e['started'])} |")
+    lines += ["", "Phases of the last judgement of each (s):", ""]
+    for label, part in result["sessions"].items():
+        lines.append(f"- Judge session, {label}: {json.dumps(part['runs'][-1]['phases_s'])}")
+    if result.get("eval"):
+        lines.append(f"- cold eval: {json.dumps(result['eval']['runs'][-1]['phases_s'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -127,20 +130,28 @@ def main() -> int:
         built = judge.judge(problem, solution)
         device_name, versions = built.device_name, built.versions
     print(f"built: {built.verdict} in {built.wall_s} s", file=sys.stderr)
-    runs = {"warm template": measure(problem, solution, args.device, cache, args.repeats, warm=True)}
-    if args.compare_cold_start:
-        runs["cold start"] = measure(problem, solution, args.device, cache, args.repeats, warm=False)
     import torch
 
     result = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "device": args.device, "device_name": device_name,
               "cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
               "versions": versions, "problem": Path(problem).name, "solution": Path(solution).name,
               "repeats": args.repeats, "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
-              "build": {"verdict": built.verdict, "wall_s": built.wall_s}, "runs": runs}
-    (out / "latency-bench.json").write_text(json.dumps(result, indent=1))
-    text = markdown(result)
-    (out / "latency-bench.md").write_text(text)
-    print(text)
+              "build": {"verdict": built.verdict, "wall_s": built.wall_s}, "sessions": {}}
+
+    def save() -> None:  # after every part: a run cut short still leaves what it measured
+        (out / "latency-bench.json").write_text(json.dumps(result, indent=1))
+        (out / "latency-bench.md").write_text(markdown(result))
+
+    result["sessions"]["warm template"] = session_with(problem, solution, args.device, cache, args.repeats, True)
+    save()
+    if args.compare_cold_start:
+        result["sessions"]["cold start"] = session_with(problem, solution, args.device, cache, args.repeats, False)
+        save()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    runs = eval_runs(problem, solution, args.device, cache, args.repeats, env)
+    result["eval"] = {"runs": runs, "summary": summary(runs)}
+    save()
+    print(markdown(result))
     return 0
 
 

@@ -19,10 +19,13 @@ class Judge:
             verdict = j.judge("problem.py", "solution.py")
     """
 
-    def __init__(self, options: JudgeOptions | None = None, **overrides: Any):
+    def __init__(self, options: JudgeOptions | None = None, *, warm_start: bool = True, **overrides: Any):
+        """`warm_start=False` starts each solution's process cold instead of forking it from a warm template
+        (docs/judging.md, "Warm start"): the right choice for a single judgement, which judge() makes."""
         self.options = dataclasses.replace(options or JudgeOptions(), **overrides)
         self.device = environment.resolve_device(self.options.device)
-        self.slot = make_slots(self.device, self.options, 1)[0]
+        self.slot = make_slots(self.device, self.options, 1, warm=warm_start)[0]
+        self.slot.reference.start()  # its start (torch, the device) overlaps reading and checking the first solution
 
     def judge(self, problem: str | Path | Problem, solution: str | Path) -> Verdict:
         prob = problem if isinstance(problem, Problem) else read_problem(problem)
@@ -46,5 +49,5 @@ def judge(problem: str | Path | Problem, solution: str | Path, options: JudgeOpt
     Raises ProblemError for an unusable problem file and OSError for an unreadable solution file;
     anything the solution does (crash, hang, wrong answer, cheating) becomes the verdict.
     """
-    with Judge(options, **overrides) as session:
+    with Judge(options, warm_start=False, **overrides) as session:
         return session.judge(problem, solution)

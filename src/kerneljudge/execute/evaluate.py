@@ -52,11 +52,17 @@ class Slot:
     other_cores: tuple[int, ...] = ()
     builder: Builder | None = None    # the trusted builder (shared by every slot of a judge)
     box: SandboxReport | None = None  # what the box is made of on this machine
+    warm_start: bool = True           # fork solution processes from a warm template (execute/warm_start.py)
 
 
-def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, str] | None = None) -> list[Slot]:
+def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, str] | None = None,
+               warm: bool = True) -> list[Slot]:
     """One slot per device, with the core layout of docs/judging.md (`--reserved-cores`), the box this machine
-    offers (raises boxing.SandboxRequired under --require-sandbox when it is incomplete) and one builder."""
+    offers (raises boxing.SandboxRequired under --require-sandbox when it is incomplete) and one builder.
+
+    `warm`: solution processes fork from a warm template, started here. Right for a judge that will judge
+    several solutions; for a single one a template only adds its own start to the way (it imports Triton
+    too, and checks a fork of it can use the GPU), so it is started cold."""
     cache = options.cache_dir or environment.default_cache_dir()
     report = boxing.session_report(options.require_sandbox)
     layout = cores.plan_cores(count, device, options.threads, options.reserved_cores)
@@ -67,12 +73,12 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
     slots = []
     for i in range(count):
         slot_env = {**(env or {}), **_device_env(device, i)}
-        if warm_start.enabled():  # the slot's solution processes fork from it; its imports start now
+        if warm and warm_start.enabled():  # the slot's solution processes fork from it; its imports start now
             warm_start.prepare(boxing.start_env(environment.child_env(device, options.threads, cache, slot_env)))
         reference = ReferenceService(device, options.precision, options.threads, cache, env=slot_env,
                                      cores=layout.timing[i])
         slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds,
-                          builder=builder, box=report))
+                          builder=builder, box=report, warm_start=warm))
     return slots
 
 
@@ -216,7 +222,7 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     if not report.complete:
         ctx.flags.add("unsandboxed")
     try:
-        template = warm_start.template_for(box.env) if warm_start.enabled() else None
+        template = warm_start.template_for(box.env) if slot.warm_start and warm_start.enabled() else None
         ctx.child = Child("kerneljudge.harness.solution_worker", box.env, cwd=box.scratch, wrap=box.wrap,
                           template=template, spec=box.spec)
         cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())

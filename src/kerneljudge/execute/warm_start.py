@@ -27,10 +27,11 @@ from typing import Any
 
 from ..sandbox.template import FDS_PER_REQUEST, STATUS
 
-# set by the box per solution (sandbox/spec.boxed_env): not part of what a template is keyed by
-PER_BOX_KEYS = frozenset({"TMPDIR", "TMP", "TEMP", "HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR",
+# not part of what a template is keyed by (a fork gets them all the same): set by the box per solution
+# (sandbox/spec.boxed_env), or read only when something is built (MAX_JOBS; builds happen in the builder)
+UNKEYED = frozenset({"TMPDIR", "TMP", "TEMP", "HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR",
                           "TORCH_EXTENSIONS_DIR", "CUDA_CACHE_PATH", "PYTHONDONTWRITEBYTECODE",
-                          "PYTHONUSERBASE"})
+                          "PYTHONUSERBASE", "MAX_JOBS"})
 READY_TIMEOUT_S = 120.0
 REPLY_TIMEOUT_S = 30.0
 MAX_TEMPLATES = 16
@@ -165,7 +166,7 @@ _registry_lock = threading.Lock()
 
 
 def template_key(env: dict[str, str]) -> str:
-    return json.dumps(sorted((k, v) for k, v in env.items() if k not in PER_BOX_KEYS))
+    return json.dumps(sorted((k, v) for k, v in env.items() if k not in UNKEYED))
 
 
 def template_for(env: dict[str, str]) -> Template:
@@ -180,7 +181,7 @@ def template_for(env: dict[str, str]) -> Template:
             found.close()
         if len(_templates) >= MAX_TEMPLATES:
             _templates.pop(next(iter(_templates))).close()
-        base = {k: v for k, v in env.items() if k not in PER_BOX_KEYS}
+        base = {k: v for k, v in env.items() if k not in UNKEYED}
         _templates[key] = Template(base)
         return _templates[key]
 

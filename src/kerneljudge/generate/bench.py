@@ -233,7 +233,7 @@ class Bench:
                                trials=self.s.trials, time_budget_s=self.s.budget, run_timeout_s=self.s.run_timeout,
                                build_timeout_s=self.s.build_timeout, timing=self.s.timing, threads=self.s.threads,
                                cache_dir=self.s.cache_dir)
-        judge = Judge(options)     # lazy: its reference process starts with the first use
+        judge = Judge(options)     # its reference process starts now, beside the first model replies
         if "MAX_JOBS" not in os.environ:   # parallel builds share the cores (as execute/batch.py does)
             judge.slot.env["MAX_JOBS"] = str(max(1, (os.cpu_count() or 1) // self.judge_workers))
         workers = JudgeWorkers(judge, self.judge_workers)
