@@ -19,13 +19,15 @@ problem's own code, never a solution's. Works on "meta" tensors (shapes only).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.weak import WeakTensorKeyDictionary
+
+from .dispatch_mode import UncompiledMode
 
 aten = torch.ops.aten
 
@@ -150,7 +152,7 @@ def op_cost(name: str, args: tuple[Any, ...], out: Any) -> tuple[int, int, int]:
     return max(own, terms + own - 1), 0, 1
 
 
-class ChainCounter(TorchDispatchMode):
+class ChainCounter(UncompiledMode):
     """Follows (K, D, E) through every tensor the forward makes (see the module docstring)."""
 
     def __init__(self) -> None:
@@ -173,23 +175,30 @@ class ChainCounter(TorchDispatchMode):
         return out
 
 
-def arithmetic_profile(model: torch.nn.Module, inputs: list[Any]) -> dict[str, Any]:
+def arithmetic_profile(model: torch.nn.Module, inputs: list[Any], flops: bool = True) -> dict[str, Any]:
     """One forward of `model(*inputs)`, counted. Returns the keyword arguments compare_outputs takes
-    (reduction_length, matmul_stages, op_stages) plus flops, output_elements and flops_reduction_length."""
-    from torch.utils.flop_counter import FlopCounterMode
-
+    (reduction_length, matmul_stages, op_stages) plus output_elements and, with `flops` (torch's FLOP
+    counter, whose first use imports torch._dynamo: the judge leaves it out), flops and
+    flops_reduction_length."""
     counter = ChainCounter()
-    with torch.no_grad(), FlopCounterMode(display=False) as flops, counter:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(torch.no_grad())
+        if flops:
+            from torch.utils.flop_counter import FlopCounterMode
+
+            flop_counter = stack.enter_context(FlopCounterMode(display=False))
+        stack.enter_context(counter)
         out = model(*inputs)
     tensors = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
     chains = [counter.chain(t) for t in tensors] or [(0, 0, 0)]
     elements = sum(int(t.numel()) for t in tensors)
-    total = int(flops.get_total_flops())
-    return {
+    found = {
         "reduction_length": max(1, max(c[0] for c in chains)),
         "matmul_stages": max(c[1] for c in chains),
         "op_stages": max(1, max(c[2] for c in chains)),
-        "flops": total,
         "output_elements": elements,
-        "flops_reduction_length": max(1, round(total / (2 * elements))) if elements else None,
     }
+    if flops:
+        total = int(flop_counter.get_total_flops())
+        found.update(flops=total, flops_reduction_length=max(1, round(total / (2 * elements))) if elements else None)
+    return found

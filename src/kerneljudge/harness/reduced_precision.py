@@ -23,7 +23,8 @@ import contextlib
 from typing import Any, Callable, Iterator
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from .dispatch_mode import UncompiledMode
 
 aten = torch.ops.aten
 
@@ -80,7 +81,7 @@ ROUNDING: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
-class OperandRounding(TorchDispatchMode):
+class OperandRounding(UncompiledMode):
     """Round the operands of matmul-like ops (see OPERANDS); count how many calls it changed."""
 
     def __init__(self, rounding: Callable[[torch.Tensor], torch.Tensor]):
@@ -100,7 +101,7 @@ class OperandRounding(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-class TanhGelu(TorchDispatchMode):
+class TanhGelu(UncompiledMode):
     """Every exact GELU computed as 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
 
     def __init__(self) -> None:
@@ -115,7 +116,7 @@ class TanhGelu(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-class SplitK(TorchDispatchMode):
+class SplitK(UncompiledMode):
     """Another fp32 summation order: each matmul-like reduction computed as two halves, then added."""
 
     def __init__(self) -> None:

@@ -61,12 +61,13 @@ def global_flags() -> dict[str, Any]:
 
 def environment(device: str) -> dict[str, Any]:
     info: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__}
-    try:
-        import triton  # noqa: F401  (only its version is recorded)
+    try:  # from the package metadata: importing Triton for its version would cost a second of every start
+        import importlib.metadata
 
-        info["triton"] = triton.__version__
+        info["triton"] = importlib.metadata.version("triton")
     except Exception:
-        pass
+        if "triton" in sys.modules:  # a Triton without metadata that the solution imported already
+            info["triton"] = str(getattr(sys.modules["triton"], "__version__", ""))
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         info.update(device_name=props.name, cuda=str(torch.version.cuda), sm_count=props.multi_processor_count,
