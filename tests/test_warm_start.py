@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -114,3 +116,30 @@ def test_templates_are_shared_by_environment_but_not_by_box_folders(base_env):
     b = warm_start.template_key(box_spec.boxed_env(base_env, "/tmp/b"))
     c = warm_start.template_key({**base_env, "CUDA_VISIBLE_DEVICES": "1"})
     assert a == b and a != c
+
+
+class _BrokenTemplate:
+    """Forks that die before their first reply (as if the template's state were unusable)."""
+
+    def __init__(self):
+        self.retired = ""
+
+    def spawn(self, module, env, cwd, spec, to_child_r, from_child_w):
+        return subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def retire(self, reason: str) -> None:
+        self.retired = reason
+
+
+def test_a_fork_that_fails_before_solution_code_runs_is_retried_cold(monkeypatch, cache_dir):
+    from kerneljudge import Judge
+    from tests.conftest import FIXTURES
+
+    broken = _BrokenTemplate()
+    monkeypatch.setattr(warm_start, "template_for", lambda env: broken)
+    with Judge(device="cpu", cache_dir=cache_dir, timing=False) as judge:
+        verdict = judge.judge(FIXTURES / "problems" / "row_sum.py", FIXTURES / "solutions" / "correct_triton_row_sum.py")
+    assert verdict.verdict == "correct", verdict.reason
+    assert verdict.sandbox["started"] == "cold"
+    assert "failed before any solution code ran" in broken.retired

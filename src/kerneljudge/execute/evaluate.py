@@ -222,13 +222,9 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     if not report.complete:
         ctx.flags.add("unsandboxed")
     try:
-        template = warm_start.template_for(box.env) if slot.warm_start and warm_start.enabled() else None
-        ctx.child = Child("kerneljudge.harness.solution_worker", box.env, cwd=box.scratch, wrap=box.wrap,
-                          template=template, spec=box.spec)
-        cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
         ctx.deadline = time.monotonic() + opts.build_timeout_s
         with ctx.phase("build"):
-            boxed = ctx.request({"cmd": "box", "device": ctx.device, "ipc": ctx.transport == "ipc"})
+            boxed = _start_solution_process(ctx, box, slot)
             ctx.info["sandbox"] = box.verdict_fields({k: boxed.get(k) for k in ("layers", "missing", "narrowed")})
             ctx.info["sandbox"]["started"] = "warm" if ctx.child.warm else "cold"  # execute/warm_start.py
             reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
@@ -249,6 +245,25 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
         if ctx.child is not None:
             ctx.child.kill()  # nothing may still write into the box's folders while they are removed
         box.remove()
+
+
+def _start_solution_process(ctx: Context, box: boxing.SolutionBox, slot: Slot) -> dict[str, Any]:
+    """Start the solution's process (forked from the slot's warm template where there is one) and take its
+    box step, the reply to which comes before any solution code runs. A fork that fails that step is the
+    template's fault, never the solution's: the template is retired and the process started cold."""
+    warm = warm_start.template_for(box.env) if slot.warm_start and warm_start.enabled() else None
+    while True:
+        ctx.child = Child("kerneljudge.harness.solution_worker", box.env, cwd=box.scratch, wrap=box.wrap,
+                          template=warm, spec=box.spec)
+        cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
+        try:
+            return ctx.request({"cmd": "box", "device": ctx.device, "ipc": ctx.transport == "ipc"})
+        except Outcome as out:
+            if not ctx.child.warm:
+                raise
+            ctx.child.kill()
+            warm.retire(f"a fork of it failed before any solution code ran: {out.verdict}: {out.reason}"[:500])
+            warm = None
 
 
 def _build(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: float, ctx: Context) -> dict[str, Any]:

@@ -146,6 +146,11 @@ class Template:
             raise Unavailable(str(reply.get("error", "the template refused")))
         return ForkedProcess(int(reply["pid"]), status_r, output_r)
 
+    def retire(self, reason: str) -> None:
+        """Never use this template again in this process (its spawns fail at once: cold starts)."""
+        self.error = reason or "retired"
+        self.close()
+
     def close(self) -> None:
         try:
             self._sock.close()
