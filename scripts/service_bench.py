@@ -9,7 +9,7 @@ Starts the service (a real process, loopback, a fresh journal), then:
    cached), repeats included; reports verdicts per hour of distinct judgements and the reward calls' latency;
 3. latency: a new variant of an already-built solution, sent alone to the idle service, five times: the wall
    time from submit to verdict (the issue's bar: at most 3 s), with the verdict's phases.
-Writes DIR/service-bench.json and prints a Markdown summary.
+Writes DIR/service-bench.json and prints it (the journal and the build cache go to --work-dir).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import json
 import platform
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +59,7 @@ def main() -> int:
     p.add_argument("--variants", type=int, default=6)
     p.add_argument("--budget", type=float, default=0.5, help="timing budget per model, seconds")
     p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--work-dir", default=None, help="journal and build cache (default: a new temporary folder)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -66,7 +68,9 @@ def main() -> int:
     extra = ["--budget", str(args.budget)] + (["--jobs", str(args.jobs)] if args.jobs else [])
     if args.device == "cpu":
         extra += ["--no-timing"]
-    service = Service(out / "journal", "--queue-limit", "4096", *extra, cache_dir=str(out / "cache"),
+    # the journal and build cache live outside --out, which then holds only the report (and stays small)
+    work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="kj-service-bench-"))
+    service = Service(work / "journal", "--queue-limit", "4096", *extra, cache_dir=str(work / "cache"),
                       device=args.device, timeout_s=300)
     result: dict = {"device": args.device, "clients": args.clients, "variants": args.variants,
                     "budget_s": args.budget, "host": platform.node(), "python": platform.python_version()}
