@@ -85,7 +85,10 @@ def test_32_clients_200_jobs_match_eval(tmp_path, cache_dir):
             return [(name, client.wait(i, timeout_s=400)) for name, i in zip(names, ids)]
 
         with ThreadPoolExecutor(max_workers=32) as clients:
-            answers = [pair for got in clients.map(one_client, range(32)) for pair in got]
+            try:
+                answers = [pair for got in clients.map(one_client, range(32)) for pair in got]
+            except Exception as exc:   # the service's own log says why it answered as it did
+                raise AssertionError(f"{exc}; the service's log ends with:\n{''.join(service.lines[-60:])}") from exc
         status = client.status()
     finally:
         service.stop()

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import pyast
+
 METADATA_NAMES = ("CATEGORY", "TAGS", "SMALL", "HELD_OUT", "HELD_OUT_SMALL", "TOLERANCE")
 _LEVEL_DIR = re.compile(r"^level_?(\d+)$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(\d+)_(.+)$")
@@ -59,7 +61,7 @@ def read_problem(path: str | Path) -> Problem:
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"cannot read problem file {p}: {exc}") from None
     try:
-        tree = ast.parse(text, filename=str(p))
+        tree = pyast.parse(text, filename=str(p))
     except SyntaxError as exc:
         raise ProblemError(f"problem file {p} is not valid Python: {exc.msg} (line {exc.lineno})") from None
     defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}

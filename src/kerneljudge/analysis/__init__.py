@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .. import pyast
 from .backend import detect_backend, detect_from_index
 from .compute import ComputeRules
 from .cxx_scan import looks_like_cxx, scan_sources
@@ -30,7 +31,7 @@ def analyze(source: str, policy: str = "strict", backend: Optional[str] = None) 
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as e:
         line = e.lineno or 1
         return resolve([Hit("syntax_error", line, f"the solution does not parse: {e.msg} at line {line}")], policy)

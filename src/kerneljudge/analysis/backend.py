@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .. import pyast
 from .python_ast import Index, const_str, tail_name
 
 # load_inline(name, cpp_sources, cuda_sources=None, functions=None, ...): positional slots
@@ -112,7 +113,7 @@ def detect_from_index(index: Index) -> str:
 def detect_backend(source: str) -> str:
     """One of "cuda", "triton", "cpp", "torch"; unparsable source has no detectable kernel ("torch")."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
         return detect_from_index(Index(tree))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "torch"

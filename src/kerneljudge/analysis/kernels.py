@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from .. import pyast
 from .backend import find_builds, jit_functions
 from .cxx_scan import looks_like_cxx
 from .cxx_tokens import Source, is_ident
@@ -120,7 +121,7 @@ HEADER_LIBRARIES = {
 def custom_kernel_names(source: str) -> frozenset[str]:
     """Names of the solution's own kernels and functions, from its source text (never executed)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
         index = Index(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()

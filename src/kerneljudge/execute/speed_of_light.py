@@ -36,6 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import pyast
 from ..problem import Problem
 
 MARGIN = 0.8                      # flag only below 80% of the floor (timer noise, unmodelled effects)
@@ -107,7 +108,7 @@ def structure(problem: Problem, text: str | None = None) -> str | None:
 def _code_only(text: str) -> str:
     """The source without comments and docstrings (a docstring that says "gather" changes nothing)."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError:
         return text
     for node in ast.walk(tree):
@@ -124,7 +125,7 @@ def _code_only(text: str) -> str:
 def _slices_in_forward(text: str) -> bool:
     """Subscripts in any forward (or module-level function) other than shape lookups."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError:
         return True
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in ("get_inputs", "get_init_inputs")]

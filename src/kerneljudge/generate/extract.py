@@ -34,6 +34,8 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
+from .. import pyast
+
 OUTCOMES = ("ok", "no_code")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "python2", "pycon"})
 _BACKENDS = ("cuda", "triton", "cpp", "torch")
@@ -98,7 +100,7 @@ def _parse(code: str) -> Optional[ast.Module]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # invalid escape sequences in non-raw C++ strings and the like
         try:
-            return ast.parse(code)
+            return pyast.parse(code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 
@@ -342,7 +344,7 @@ def _recover_raw(text: str) -> tuple[Optional[str], str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                tree = ast.parse("\n".join(lines))
+                tree = pyast.parse("\n".join(lines))
                 break
             except SyntaxError as exc:
                 lineno = min(max(exc.lineno or len(lines), 1), len(lines))

@@ -29,6 +29,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .. import pyast
 from ..problem import METADATA_NAMES, ProblemError
 
 BACKENDS = ("cuda", "triton", "cpp")
@@ -153,7 +154,7 @@ def problem_source_for_prompt(text: str) -> str:
     dropped. Raises ProblemError when the text is not valid Python.
     """
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError as exc:
         raise ProblemError(f"the problem is not valid Python: {exc.msg} (line {exc.lineno})") from None
     nodes = [n for n in tree.body if _metadata_target(n)]
@@ -213,7 +214,7 @@ def _inside_string(tree: ast.Module, line_no: int) -> bool:
 def held_out_shapes(text: str) -> list[dict[str, Any]]:
     """The HELD_OUT and HELD_OUT_SMALL presets of a problem (for feedback_from_verdict's hidden_shapes)."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError:
         return []
     found: list[dict[str, Any]] = []

@@ -17,6 +17,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import pyast
+
 AXIS_KEYWORDS = frozenset({"dim", "axis", "dims", "start_dim", "end_dim"})
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
            ast.Mod: operator.mod, ast.Div: operator.truediv, ast.Pow: operator.pow}
@@ -63,7 +65,7 @@ def is_int_value(value: Any) -> bool:
 
 def scan_text(text: str) -> Scan:
     """The integer constants of a problem file and how its names are used. Raises SyntaxError."""
-    tree = ast.parse(text)
+    tree = pyast.parse(text)
     env: dict[str, Any] = {}
     nodes: dict[str, ast.expr] = {}
     deps: dict[str, tuple[str, ...]] = {}
@@ -133,7 +135,7 @@ def recompute(expr: str, env: dict[str, Any]) -> Any:
     """A dependent constant's expression evaluated with its inputs changed (env: name -> value); None when
     it fails."""
     try:
-        return evaluate(ast.parse(expr, mode="eval").body, env)
+        return evaluate(pyast.parse(expr, mode="eval").body, env)
     except (_NotConstant, SyntaxError):
         return None
 
