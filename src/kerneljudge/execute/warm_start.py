@@ -19,19 +19,18 @@ import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
 from typing import Any
 
-from ..sandbox.template import FDS_PER_REQUEST, STATUS
+from ..sandbox.template import STATUS
 
 # not part of what a template is keyed by (a fork gets them all the same): set by the box per solution
 # (sandbox/spec.boxed_env), or read only when something is built (MAX_JOBS; builds happen in the builder)
 UNKEYED = frozenset({"TMPDIR", "TMP", "TEMP", "HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR",
-                          "TORCH_EXTENSIONS_DIR", "CUDA_CACHE_PATH", "PYTHONDONTWRITEBYTECODE",
-                          "PYTHONUSERBASE", "MAX_JOBS"})
+                     "TORCH_EXTENSIONS_DIR", "CUDA_CACHE_PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUSERBASE",
+                     "MAX_JOBS"})
 READY_TIMEOUT_S = 120.0
 REPLY_TIMEOUT_S = 30.0
 MAX_TEMPLATES = 16
