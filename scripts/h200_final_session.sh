@@ -6,19 +6,8 @@
 #     bash scripts/h200_final_session.sh "$OUT"          # ~8.5 minutes; run from the repository root
 set -u
 OUT=${1:?usage: h200_final_session.sh OUT_DIR}
-W="$OUT/final"
-mkdir -p "$W"
-export PYTHONPATH="$PWD/src" PYTHONUNBUFFERED=1
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2
-  shift 2
-  local started=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$W/$name.log" 2>&1
-  echo "$name: exit $? after $((SECONDS - started)) s" | tee -a "$W/steps.txt"
-}
-{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
-  nproc; } >"$W/machine.txt" 2>&1
+. scripts/device_steps.sh
+session_start "$OUT/final"
 step latency 190 python3 scripts/latency_bench.py --out "$W/latency" --device cuda --repeats 5 --compare-cold-start \
   --cache-dir /tmp/kj-final-cache
 step calibration 290 python3 scripts/calibrate_numerics.py --device cuda --preset default --jobs 12 --timeout 120 \

@@ -7,20 +7,9 @@
 #     bash scripts/h200_latency_session.sh "$OUT"          # ~8 minutes; run from the repository root
 set -u
 OUT=${1:?usage: h200_latency_session.sh OUT_DIR}
-W="$OUT/latency"
-mkdir -p "$W"
-export PYTHONPATH="$PWD/src" PYTHONUNBUFFERED=1
+. scripts/device_steps.sh
+session_start "$OUT/latency"
 CACHE=/tmp/kj-latency-cache
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2
-  shift 2
-  local started=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$W/$name.log" 2>&1
-  echo "$name: exit $? after $((SECONDS - started)) s" | tee -a "$W/steps.txt"
-}
-{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
-  nproc; lscpu | grep -E "^(Model name|Thread|Core|Socket|NUMA)"; } >"$W/machine.txt" 2>&1
 S=src/kerneljudge/suite/level1
 B=benchmarks/solutions/level1
 step probe_ce 100 python3 scripts/e2e_probe.py --problem $S/90_cross_entropy.py --solution $B/90_cross_entropy__triton.py \

@@ -7,20 +7,9 @@
 #     bash scripts/h200_service_session.sh "$OUT"          # ~9 minutes; run from the repository root
 set -u
 OUT=${1:?usage: h200_service_session.sh OUT_DIR}
-W="$OUT/service"
-mkdir -p "$W"
-export PYTHONPATH="$PWD/src" PYTHONUNBUFFERED=1
+. scripts/device_steps.sh
+session_start "$OUT/service"
 CACHE=/tmp/kj-service-cache
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2
-  shift 2
-  local started=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$W/$name.log" 2>&1
-  echo "$name: exit $? after $((SECONDS - started)) s" | tee -a "$W/steps.txt"
-}
-{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
-  nproc; } >"$W/machine.txt" 2>&1
 step template 60 python3 -c "
 import json, os, sys
 from kerneljudge.execute import environment, warm_start, boxing

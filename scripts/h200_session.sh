@@ -8,20 +8,9 @@
 #     bash scripts/h200_session.sh "$OUT"          # ~9 minutes; run from the repository root
 set -u
 OUT=${1:?usage: h200_session.sh OUT_DIR}
-W="$OUT/session"
-mkdir -p "$W"
-export PYTHONPATH="$PWD/src" PYTHONUNBUFFERED=1
+. scripts/device_steps.sh
+session_start "$OUT/session"
 CACHE=/tmp/kj-session-cache
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2
-  shift 2
-  local started=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$W/$name.log" 2>&1
-  echo "$name: exit $? after $((SECONDS - started)) s" | tee -a "$W/steps.txt"
-}
-{ date -u +%FT%TZ; git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  python3 -c "import torch, triton, sys; print(sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__)"
-  nproc; } >"$W/machine.txt" 2>&1
 step sandbox 40 python3 -m kerneljudge.sandbox
 step fixtures 200 python3 scripts/gpu_report.py fixtures --out "$W" --cache "$CACHE"
 step a10_lenient 60 python3 -m kerneljudge eval --problem tests/fixtures/problems/scale_relu.py \

@@ -51,6 +51,18 @@ class TailBuffer:
         return body if len(body) <= limit else "[...]" + body[-limit:]
 
 
+def kill_group(proc: Any, wait_s: float = 10.0) -> None:
+    """SIGKILL the process group led by `proc` (a Popen, or anything with pid and wait) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 class Child:
     """`wrap(module, args)`, when given, is the command line that runs the module with its two descriptor
     arguments (the box's launcher: sandbox.launch.argv); by default a plain `python -m module`.
@@ -121,14 +133,7 @@ class Child:
         return f"exited with status {code}"
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_group(self.proc)
         # close our pipe ends once only: a second close could hit a descriptor number that another
         # thread's new child has been given meanwhile, and cut that child off (it would exit with status 0)
         with self._close_lock:

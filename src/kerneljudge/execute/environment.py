@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib.metadata
 import importlib.util
@@ -31,8 +32,14 @@ def resolve_device(requested: str) -> str:
 
 
 def cuda_usable() -> bool:
-    """A torch build with CUDA, a GPU the driver lists (nvidia-smi), and CUDA_VISIBLE_DEVICES not hiding all."""
-    if os.environ.get("CUDA_VISIBLE_DEVICES", "unset").strip() in ("", "-1"):
+    """A torch build with CUDA, a GPU the driver lists (nvidia-smi), and CUDA_VISIBLE_DEVICES not hiding all.
+    Asked once per process and CUDA_VISIBLE_DEVICES value (a pool asks for every job it is given)."""
+    return _cuda_usable(os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_usable(visible: str) -> bool:
+    if visible.strip() in ("", "-1"):
         return False
     spec = importlib.util.find_spec("torch")
     folders = list(spec.submodule_search_locations or []) if spec else []

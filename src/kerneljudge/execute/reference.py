@@ -41,8 +41,11 @@ class ReferenceService:
         """Start the process and send its hello without waiting for the answer (the next request reads it), so
         that the process's start (importing torch, initialising the device) overlaps the judge's other work."""
         with self._start_lock:
-            if self._child is None or self._child.proc.poll() is not None:
+            if not self._running():
                 self._spawn()
+
+    def _running(self) -> bool:
+        return self._child is not None and self._child.proc.poll() is None
 
     def _spawn(self) -> None:
         if self._child is not None:
@@ -55,7 +58,7 @@ class ReferenceService:
 
     def _ensure(self) -> Child:
         with self._start_lock:
-            if self._child is None or self._child.proc.poll() is not None:
+            if not self._running():
                 self._spawn()
             if self._hello_pending:
                 self._hello_pending = False
@@ -117,7 +120,7 @@ class ReferenceService:
 
     def forget(self, token: str) -> None:
         """Free kept outputs; best effort (a dead reference process has freed them already)."""
-        if self._child is not None and self._child.proc.poll() is None:
+        if self._running():
             try:
                 self._request({"cmd": "forget", "token": token})
             except ReferenceError:

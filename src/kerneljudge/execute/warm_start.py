@@ -25,6 +25,7 @@ import threading
 from typing import Any
 
 from ..sandbox.template import STATUS
+from .child import kill_group
 
 # not part of what a template is keyed by (a fork gets them all the same): set by the box per solution
 # (sandbox/spec.boxed_env), or read only when something is built (MAX_JOBS; builds happen in the builder)
@@ -155,14 +156,7 @@ class Template:
             self._sock.close()
         except OSError:
             pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_group(self.proc)
 
 
 _templates: dict[str, Template] = {}
