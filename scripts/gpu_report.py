@@ -2,8 +2,9 @@
 
     python scripts/gpu_report.py fixtures --out DIR   # labelled fixtures that run on CUDA: verdict vs label
     python scripts/gpu_report.py examples --out DIR   # the main job on the GPU
-    python scripts/gpu_report.py bench --out DIR [--count 12]
-                                                      # batch speed: N distinct CUDA solutions, cold cache
+    python scripts/gpu_report.py bench --out DIR [--count 12] [--triton 0]
+                                                      # batch speed: N distinct CUDA solutions (+ Triton
+                                                      # ones), cold build cache
 
 Each writes DIR/<name>.json and DIR/<name>.md with the date, GPU, driver, versions and the command.
 """
@@ -105,6 +106,7 @@ def cmd_fixtures(args) -> None:
     info = machine()
     md = header_md("GPU fixtures: verdict vs label", info)
     md += f"{passed}/{len(rows)} fixtures got their labelled verdict; batch wall time {wall:.1f} s.\n\n"
+    md += "Where the time went (seconds per solution):\n\n" + phase_table(verdicts) + "\n"
     md += "| fixture | threat | expected | got | ok | reason |\n|---|---|---|---|---|---|\n"
     for r in rows:
         md += f"| {r['fixture']} | {r['threat'] or ''} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {r['reason'][:90]} |\n"
@@ -128,72 +130,125 @@ def cmd_examples(args) -> None:
     write(Path(args.out), "examples", {"machine": info, "verdicts": verdicts, "wall_s": wall}, md)
 
 
-def distinct_cuda_solutions(count: int, folder: Path) -> list[tuple[Path, Path]]:
-    """`count` CUDA solutions with distinct sources: the example CUDA solutions at several block sizes."""
+BENCHMARK_SOLUTIONS = ROOT / "benchmarks" / "solutions"
+SUITE = ROOT / "src" / "kerneljudge" / "suite"
+SIZE_CONSTANTS = (r"(constexpr int kRowThreads = )(\d+)", r"(\b(?:block_size|threads|kThreads|BLOCK_SIZE)\s*=\s*)(\d+)")
+
+
+def cuda_sources() -> list[tuple[Path, Path]]:
+    """(problem, solution) of every honest CUDA solution here: the bundled examples' and those written for
+    suite problems in the style of published KernelBench solutions (benchmarks/solutions/*/*__cuda.py)."""
     from kerneljudge.mapping import find_problems, pair_solutions
 
-    problems = find_problems(EXAMPLES / "problems")
-    pairs, _ = pair_solutions(EXAMPLES / "solutions", problems)
-    cuda = [(p, s) for p, s in pairs if detect_backend(s.read_text()) == "cuda" and "wrong" not in s.name]
+    pairs, _ = pair_solutions(EXAMPLES / "solutions", find_problems(EXAMPLES / "problems"))
+    out = [(Path(p.path), s) for p, s in pairs if detect_backend(s.read_text()) == "cuda" and "wrong" not in s.name]
+    for sol in sorted(BENCHMARK_SOLUTIONS.glob("level*/*__cuda.py")):
+        out.append((SUITE / sol.parent.name / f"{sol.name.split('__')[0]}.py", sol))
+    return out
+
+
+def distinct_cuda_solutions(count: int, folder: Path) -> list[tuple[Path, Path]]:
+    """`count` CUDA solutions with distinct sources: each honest one, then generated variants of them (another
+    block size where the source has one constant for it, and a comment naming the variant, so every one is a
+    full build of its own: build folders are keyed by a hash of the source)."""
+    sources = cuda_sources()
     out = []
-    variant = 0
-    while len(out) < count:
-        problem, sol = cuda[variant % len(cuda)]
+    for variant in range(count):
+        problem, sol = sources[variant % len(sources)]
         text = sol.read_text()
-        threads = (128, 256, 512, 1024)[(variant // len(cuda)) % 4]
-        new = re.sub(r"(constexpr int kRowThreads = )\d+", rf"\g<1>{threads}", text)
-        # a comment with the variant number keeps sources distinct when a block size repeats, so every
-        # solution is a full build of its own (the build directory is keyed by a hash of the source)
-        new, n = re.subn(r'(cuda_sources\s*=\s*)(\w+)', rf'\g<1>"// benchmark variant {variant}\\n" + \g<2>', new, count=1)
+        round_ = variant // len(sources)
+        if round_:
+            threads = (128, 512, 1024, 256)[(round_ - 1) % 4]
+            for pattern in SIZE_CONSTANTS:
+                text, n = re.subn(pattern, rf"\g<1>{threads}", text, count=1)
+                if n:
+                    break
+        text, n = re.subn(r'(cuda_sources\s*=\s*)(\w+)', rf'\g<1>"// benchmark variant {variant}\\n" + \g<2>', text,
+                          count=1)
         if not n:
             raise SystemExit(f"{sol.name}: cannot find its cuda_sources argument to vary")
-        path = folder / f"{Path(problem.path).stem}__bench{variant}.py"
-        path.write_text(new)
-        out.append((Path(problem.path), path))
-        variant += 1
+        path = folder / f"{problem.stem}__bench{variant}.py"
+        path.write_text(text)
+        out.append((problem, path))
     return out
+
+
+def triton_solutions(count: int) -> list[tuple[Path, Path]]:
+    sols = sorted(BENCHMARK_SOLUTIONS.glob("level*/*__triton.py"))[:count]
+    return [(SUITE / s.parent.name / f"{s.name.split('__')[0]}.py", s) for s in sols]
 
 
 def phase_table(verdicts: list[dict]) -> str:
     """Where the judge's time went, per phase: median and total over the solutions (seconds)."""
     names = sorted({k for v in verdicts for k in (v.get("phases_s") or {})})
-    lines = ["| phase | median s | total s |", "|---|---|---|"]
+    lines = ["| phase | median s | max s | total s |", "|---|---|---|---|"]
     for name in names:
         xs = sorted((v.get("phases_s") or {}).get(name, 0.0) for v in verdicts)
-        lines.append(f"| {name} | {xs[len(xs) // 2]:.2f} | {sum(xs):.1f} |")
+        lines.append(f"| {name} | {xs[len(xs) // 2]:.2f} | {xs[-1]:.2f} | {sum(xs):.1f} |")
     on_device = sorted(sum(t for k, t in (v.get("phases_s") or {}).items() if k not in ("build", "wait_for_device"))
                        for v in verdicts)
     if on_device:
         lines.append(f"| (holding the GPU: all but build and wait) | {on_device[len(on_device) // 2]:.2f} | "
-                     f"{sum(on_device):.1f} |")
+                     f"{on_device[-1]:.2f} | {sum(on_device):.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def completion_timeline(finished: list[float], wall: float) -> str:
+    """When a quarter, half, three quarters and all of the solutions had their verdicts (s after the start)."""
+    finished = sorted(finished)
+    marks = [(q, finished[max(0, int(q * len(finished)) - 1)]) for q in (0.25, 0.5, 0.75, 1.0)] if finished else []
+    return ", ".join(f"{int(q * 100)}% at {t:.0f} s" for q, t in marks) + f" (wall {wall:.0f} s)"
+
+
+def build_table(verdicts: list[dict]) -> str:
+    """Each CUDA build: seconds, and whether lean headers and the precompiled header served."""
+    rows = [b for v in verdicts for b in v.get("builds") or [] if not b.get("reused")]
+    if not rows:
+        return "(no builds)\n"
+    secs = sorted(b["seconds"] for b in rows)
+    lean = sum(bool(b.get("lean_headers")) for b in rows)
+    pch_used = sum(bool(b.get("precompiled_header")) for b in rows)
+    return (f"{len(rows)} builds: median {secs[len(secs) // 2]:.1f} s, max {secs[-1]:.1f} s, total {sum(secs):.0f} s; "
+            f"{lean} with lean CUDA headers, {pch_used} with the precompiled binding header\n")
 
 
 def cmd_bench(args) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="kj-bench-"))
     cache = tmp / "cache"  # cold: every build is a real build
-    pairs = distinct_cuda_solutions(args.count, tmp)
+    pairs = distinct_cuda_solutions(args.count, tmp) + triton_solutions(args.triton)
     jobs = [Job(read_problem(p), s) for p, s in pairs]
     options = JudgeOptions(device="cuda", cache_dir=str(cache))
     started = time.monotonic()
-    verdicts = run_batch(jobs, options, tmp / "bench.jsonl", jobs_in_parallel=args.jobs)
+    finished: list[float] = []
+
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    progress_file = Path(args.out) / "bench-progress.txt"  # what was done when, even if the run is cut short
+
+    def progress(message: str) -> None:
+        if message.startswith("["):
+            finished.append(time.monotonic() - started)
+        print(message, file=sys.stderr, flush=True)
+        with progress_file.open("a") as f:
+            f.write(f"{time.monotonic() - started:7.1f} s  {message}\n")
+
+    verdicts = run_batch(jobs, options, tmp / "bench.jsonl", jobs_in_parallel=args.jobs, progress=progress)
     wall = time.monotonic() - started
-    per_solution = wall / len(jobs)
-    upstream_low, upstream_high = 65.0, 70.0
+    n_cuda = args.count
+    per_hour = len(jobs) / wall * 3600
     info = machine()
     builds = [v["build_s"] for v in verdicts if v.get("build_s")]
-    summary = {"solutions": len(jobs), "wall_s": wall, "per_solution_s": per_solution,
+    summary = {"solutions": len(jobs), "cuda_solutions": n_cuda, "triton_solutions": len(jobs) - n_cuda,
+               "wall_s": round(wall, 1), "solutions_per_hour": round(per_hour),
                "correct": sum(v["verdict"] == "correct" for v in verdicts),
+               "verdicts": {k: sum(v["verdict"] == k for v in verdicts) for k in sorted({v["verdict"] for v in verdicts})},
                "median_build_s": sorted(builds)[len(builds) // 2] if builds else None,
-               "upstream_serial_s_per_solution": [upstream_low, upstream_high],
-               "speedup_vs_upstream": [upstream_low / per_solution, upstream_high / per_solution]}
+               "timeline": completion_timeline(finished, wall), "builds": build_table(verdicts).strip()}
     md = header_md("Batch judging speed: distinct CUDA load_inline solutions, cold build cache", info)
-    md += (f"{len(jobs)} solutions judged end to end (build, 5 correctness trials, timing of reference and solution, "
-           f"held-out shapes) in {wall:.1f} s: {per_solution:.1f} s per solution; {summary['correct']} correct; "
-           f"median build {summary['median_build_s']} s (builds overlap).\n\n"
-           f"Upstream KernelBench's harness, evaluating them one after another, was measured at about "
-           f"{upstream_low:.0f}-{upstream_high:.0f} s per CUDA solution (figure from the issue, not re-measured "
-           f"here): {summary['speedup_vs_upstream'][0]:.1f}x-{summary['speedup_vs_upstream'][1]:.1f}x faster.\n\n"
+    md += (f"{len(jobs)} solutions ({n_cuda} CUDA load_inline builds, {len(jobs) - n_cuda} Triton) judged end to end "
+           f"(build, correctness trials, timing of reference and solution, held-out shapes) from a cold build "
+           f"cache in {wall:.1f} s: **{per_hour:.0f} solutions an hour**; {summary['correct']} correct "
+           f"({summary['verdicts']}).\n\n"
+           f"Verdicts over time: {summary['timeline']}.\n\n{summary['builds']}\n\n"
            f"Where the time went (seconds per solution; build and wait overlap other solutions' work):\n\n"
            f"{phase_table(verdicts)}\n```\n{verdict_table(verdicts)}\n```\n")
     write(Path(args.out), "bench", {"machine": info, "summary": summary, "verdicts": verdicts}, md)
@@ -205,7 +260,8 @@ def main() -> None:
     parser.add_argument("what", choices=("fixtures", "examples", "bench"))
     parser.add_argument("--out", required=True)
     parser.add_argument("--jobs", type=int, default=None)
-    parser.add_argument("--count", type=int, default=12)
+    parser.add_argument("--count", type=int, default=12, help="bench: distinct CUDA solutions (default 12)")
+    parser.add_argument("--triton", type=int, default=0, help="bench: Triton solutions added to the batch")
     parser.add_argument("--cache", default=None)
     args = parser.parse_args()
     {"fixtures": cmd_fixtures, "examples": cmd_examples, "bench": cmd_bench}[args.what](args)

@@ -87,6 +87,8 @@ def select(device: str, only: list[str]) -> list[Entry]:
         entries.append(Entry(problem, sol, problem.name, f"bundled example ({backend})", None))
     for level_dir in sorted(SOLUTIONS.glob("level*")):
         for sol in sorted(level_dir.glob("*.py")):
+            if detect_backend(sol.read_text()) not in backends:
+                continue  # the CUDA ones on the CPU
             stem = sol.stem.split("__", 1)[0]
             problem = SUITE / level_dir.name / f"{stem}.py"
             if not problem.exists():

@@ -10,6 +10,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CACHE = os.environ.get("KERNELJUDGE_TEST_CACHE", str(ROOT / ".kj-cache" / "tests"))
+# each test's own build folder would make its own 800 MB precompiled header in the background:
+# tests/test_pch.py turns it on where it is the subject
+os.environ.setdefault("KERNELJUDGE_PCH", "0")
 
 
 def has_cuda() -> bool:

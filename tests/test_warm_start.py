@@ -83,6 +83,24 @@ def test_kill_ends_a_hanging_fork(template, base_env):
     assert child.proc.poll() is not None
 
 
+def test_retiring_a_template_leaves_the_forks_it_made_running(base_env, capfd):
+    """One fork failing its box step retires the template, but the others are other solutions' processes,
+    judged right now: they die with their template, so it ends only after them (an H200 batch once lost ten
+    honest solutions at once, `killed by SIGKILL` while they waited for their builds)."""
+    made = warm_start.Template(base_env)
+    assert made.usable(), made.error
+    child, _ = _probe(made, base_env, {"then": "hang"})
+    try:
+        made.retire("a test retires it")
+        assert "warm template was retired (a test retires it)" in capfd.readouterr().err
+        with pytest.raises(warm_start.Unavailable):
+            made.spawn("tests.warm_probe", base_env, None, None, 0, 1)
+        assert child.proc.poll() is None and made.proc.poll() is None  # both still there
+    finally:
+        child.kill()
+    assert made.proc.wait(timeout=30) is not None  # the last fork's end closed the template
+
+
 def test_a_fork_enters_the_box(template, base_env, tmp_path):
     report = probe()
     if "userns" not in report.layers:

@@ -138,6 +138,8 @@ class Verdict:
     solution_sha256: str = ""
     preset: str = ""
     build_s: float | None = None
+    # each extension the solution built: name, ok, seconds, reused, key, lean_headers, precompiled_header
+    builds: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float | None = None
     phases_s: dict[str, float] = field(default_factory=dict)  # where the judge's wall time went
     # top kernels/ops of one profiled call: {name, class, device_us, calls, share}, then a "(total)" row

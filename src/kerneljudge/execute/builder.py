@@ -14,11 +14,18 @@ killed mid-way, a judge that died) and is wiped before it is built again. Compil
 (`-wrapper`, `-fplugin`, `-specs`, and torch writes them unquoted into a ninja file run by /bin/sh), which is
 why the build runs in the box: user, network and PID namespaces, nice 10, and Landlock allowing writes to
 its own folder only. The build never initialises CUDA: TORCH_CUDA_ARCH_LIST comes from the caller.
+CUDA units that include torch/extension.h are tried with torch/types.h first (harness/lean_headers.py;
+KERNELJUDGE_LEAN_HEADERS=0 turns that off); the marker records `lean_headers` when that build served.
+Binding units load a shared precompiled torch/extension.h (harness/pch.py), made the first time a build
+asks for one by a process of its own (`make_pch`, which outlives a short judge): <build_root>/pch/<key>/
+(its box's only writable folder) and <build_root>/pch/<key>.json, written once it is complete.
+KERNELJUDGE_PCH=0 turns that off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import importlib.metadata
@@ -36,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ..harness import pch
 from ..sandbox import launch, spec as box_spec
 from .build_request import MAX_SOURCE_BYTES, BuildRefused, uses_cuda, validate
 from .child import TailBuffer
@@ -45,6 +53,7 @@ __all__ = ["MAX_SOURCE_BYTES", "BuildRefused", "BuildResult", "Builder", "valida
 
 FORMAT = 1  # bump when the worker's way of building changes: old folders are then never reused
 LOG_CHARS = 8000
+PCH_TIMEOUT_S = 900.0
 
 
 @dataclass(frozen=True)
@@ -58,10 +67,14 @@ class BuildResult:
     seconds: float           # how long the build took when it ran (0 when reused)
     reused: bool             # an earlier build (or an earlier failure) of the same key was returned
     is_python_module: bool = True
+    lean_headers: bool = False  # its CUDA units were compiled with torch/types.h for torch/extension.h
+    precompiled_header: bool = False  # its binding unit was given the shared torch/extension.h.gch
+    queued_s: float = 0.0    # how long it waited for a free build slot (not counted against its time limit)
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "key": self.key, "name": self.name, "so_path": self.so_path,
-                "sha256": self.sha256, "log": self.log, "seconds": self.seconds, "reused": self.reused}
+                "sha256": self.sha256, "log": self.log, "seconds": self.seconds, "reused": self.reused,
+                "lean_headers": self.lean_headers, "precompiled_header": self.precompiled_header}
 
 
 class Builder:
@@ -79,7 +92,15 @@ class Builder:
         self.cuda_arch_list = cuda_arch_list if cuda_arch_list is not None else env.get("TORCH_CUDA_ARCH_LIST", "")
         self.reuse, self.nice, self.require = reuse, nice, tuple(require)
         self.cores = tuple(cores)  # builds stay off the cores reserved for timing (execute/cores.py)
+        self.lean_headers = os.environ.get("KERNELJUDGE_LEAN_HEADERS", "1") != "0"
+        self.pch_root = os.path.join(self.root, "pch") if os.environ.get("KERNELJUDGE_PCH", "1") != "0" else ""
+        self.pch_makers: dict[str, subprocess.Popen] = {}  # key -> the process making that .gch
         self.builds_started = 0
+        # builds at once: enough to keep the build cores busy with each build's MAX_JOBS compile jobs, no more;
+        # sixteen builds sharing sixteen cores all finish together after twice the time, and the GPU waits
+        jobs = int(env.get("MAX_JOBS", "2")) if str(env.get("MAX_JOBS", "2")).isdigit() else 2
+        self.at_once = max(2, len(self.cores or _available_cores()) // max(1, jobs))
+        self._build_slots = threading.BoundedSemaphore(self.at_once)
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._versions: dict[str, str] = {}
@@ -100,13 +121,9 @@ class Builder:
 
     def key(self, request: dict[str, Any]) -> str:
         """sha256 of a validated request and of everything else its result depends on."""
-        try:
-            torch_version = importlib.metadata.version("torch")
-        except importlib.metadata.PackageNotFoundError:
-            torch_version = "unknown"
-        material = {"format": FORMAT, "request": request, "torch": torch_version, "python": sys.version,
+        material = {"format": FORMAT, "request": request, "torch": _torch_version(), "python": sys.version,
                     "cxx": self._tool_version("cxx", [self.env.get("CXX", "c++"), "--version"]),
-                    "arch": self.cuda_arch_list}
+                    "arch": self.cuda_arch_list, "lean_headers": self.lean_headers}
         if uses_cuda(request):
             material["nvcc"] = self._tool_version("nvcc", [self._nvcc(), "--version"])
             material["cuda_home"] = self.env.get("CUDA_HOME", "")
@@ -132,7 +149,10 @@ class Builder:
                     found = self._reusable(key, request)
                     if found is not None:
                         return found
-                return self._run(key, request, deadline)
+                waiting = time.monotonic()
+                with self._build_slots:
+                    queued = round(time.monotonic() - waiting, 3)
+                    return dataclasses.replace(self._run(key, request, deadline + queued), queued_s=queued)
 
     def _thread_lock(self, key: str) -> threading.Lock:
         with self._guard:
@@ -181,7 +201,7 @@ class Builder:
         if digest != marker.get("sha256"):
             return None  # changed since it was built: never handed out, built again
         return BuildResult(True, key, request["name"], self._library(key, request["name"]), digest, "", 0.0, True,
-                           request["is_python_module"])
+                           request["is_python_module"], bool(marker.get("lean_headers")), bool(marker.get("pch")))
 
     def _library(self, key: str, name: str) -> str:
         return os.path.join(self._folder(key), "build", f"{name}.so")
@@ -193,14 +213,18 @@ class Builder:
         box_spec.prepare_scratch(folder)
         env = box_spec.boxed_env(self.env, folder)
         env.update(TORCH_CUDA_ARCH_LIST=self.cuda_arch_list, CUDA_VISIBLE_DEVICES="")
-        command = launch.argv(box_spec.build_box(folder), "kerneljudge.harness.build_worker", [folder],
+        if self.pch_root:
+            os.makedirs(self.pch_root, exist_ok=True)
+        box = box_spec.build_box(folder, also_read=[self.pch_root] if self.pch_root else [])
+        command = launch.argv(box, "kerneljudge.harness.build_worker", [folder],
                               landlock_mode="start", nice=self.nice, require=self.require, die_with_parent=True)
         with self._guard:
             self.builds_started += 1
         started = time.monotonic()
         output = TailBuffer(LOG_CHARS * 2)
-        code = _run_boxed(command, env, folder, json.dumps(request).encode(), output, deadline - started,
-                          self.cores)
+        sent = {**request, "lean_headers": self.lean_headers, "pch_root": self.pch_root}
+        code = _run_boxed(command, env, folder, json.dumps(sent).encode(), output, deadline - started, self.cores,
+                          watch=_LineWatch(self._want_pch) if self.pch_root else None)
         seconds = round(time.monotonic() - started, 3)
         log = _clean_log(output.text(LOG_CHARS), request["name"])
         if code is None:
@@ -209,9 +233,12 @@ class Builder:
         if code == 0 and _is_plain_library(folder, request["name"]):
             _freeze(folder)
             digest = _sha256_of(folder, request["name"])
-            self._write_marker(key, {"ok": True, "sha256": digest, "seconds": seconds})
+            said = output.text(LOG_CHARS)
+            lean, used_pch = f"built {request['name']} (lean headers)" in said, "pch-used" in said
+            self._write_marker(key, {"ok": True, "sha256": digest, "seconds": seconds, "lean_headers": lean,
+                                     "pch": used_pch})
             return BuildResult(True, key, request["name"], self._library(key, request["name"]), digest, "", seconds,
-                               False, request["is_python_module"])
+                               False, request["is_python_module"], lean, used_pch)
         _wipe(folder)
         if code == 3:  # the compiler failed: the same request will fail the same way
             self._write_marker(key, {"ok": False, "log": log, "seconds": seconds})
@@ -220,6 +247,33 @@ class Builder:
         else:
             log = f"the build process failed (status {code})\n{log}"
         return self._failure(key, request, log, seconds)
+
+    # ---- the shared precompiled header (harness/pch.py) ----
+    def _want_pch(self, line: str) -> None:
+        """A build asked for a .gch: have it made once, if its flags are safe to share. The maker is a process
+        of its own that outlives this one (a single `kerneljudge eval` ends before a .gch is made)."""
+        wanted = pch.parse_wanted(line)
+        if wanted is None:
+            return
+        key, flags = wanted
+        with self._guard:
+            if key in self.pch_makers:
+                return
+        header_roots, writable = box_spec.header_roots(), [self.root, tempfile.gettempdir()]
+        if not pch.trusted_flags(flags, header_roots, writable) or key != pch.key(
+                flags, self._tool_version("cxx", [self.env.get("CXX", "c++"), "--version"]), _torch_version()):
+            return  # the build's output is not trusted: only flags that hash to their key, on system headers
+        job = {"pch_root": self.pch_root, "key": key, "flags": flags, "env": self.env, "nice": self.nice,
+               "require": list(self.require), "cores": list(self.cores)}
+        with self._guard:
+            if key in self.pch_makers:
+                return
+            self.pch_makers[key] = maker = subprocess.Popen(
+                [sys.executable, "-m", "kerneljudge.execute.builder"], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env, start_new_session=True)
+        with contextlib.suppress(OSError):
+            maker.stdin.write(json.dumps(job).encode())
+            maker.stdin.close()
 
     def _failure(self, key: str, request: dict[str, Any], log: str, seconds: float) -> BuildResult:
         return BuildResult(False, key, request["name"], None, "", log, seconds, False, request["is_python_module"])
@@ -262,8 +316,70 @@ class Builder:
         return os.path.join(target, filename)
 
 
+def make_pch(job: dict[str, Any]) -> None:
+    """Make the .gch `job` asks for (Builder._want_pch checked its flags), in a box that writes only its folder,
+    then its marker. One maker per key at a time (an flock); a killed maker leaves a folder without a marker,
+    which the next one wipes."""
+    root, key, flags = job["pch_root"], job["key"], job["flags"]
+    folder = os.path.join(root, key)
+    with open(os.path.join(root, f"{key}.lock"), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another judge process is making it
+        if os.path.exists(pch.marker_path(root, key)):
+            return  # made (or failed) before
+        _wipe(folder)
+        box_spec.prepare_scratch(folder)
+        command = launch.argv(box_spec.build_box(folder), "kerneljudge.harness.pch_worker", [folder],
+                              landlock_mode="start", nice=job["nice"], require=tuple(job["require"]))
+        output = TailBuffer(LOG_CHARS)
+        started = time.monotonic()
+        code = _run_boxed(command, box_spec.boxed_env(job["env"], folder), folder,
+                          json.dumps({"flags": flags}).encode(), output, PCH_TIMEOUT_S, tuple(job["cores"]))
+        ok = code == 0 and os.path.isfile(os.path.join(pch.include_dir(root, key), pch.HEADER + ".gch"))
+        if ok:
+            _freeze(folder)
+        else:
+            _wipe(folder)
+        fields = {"ok": ok, "seconds": round(time.monotonic() - started, 1), "flags": flags,
+                  "log": "" if ok else output.text(LOG_CHARS)}
+        fd, temporary = tempfile.mkstemp(prefix=f".{key}.", dir=root)
+        with os.fdopen(fd, "w") as f:
+            json.dump(fields, f)
+        os.replace(temporary, pch.marker_path(root, key))
+
+
+def _available_cores() -> tuple[int, ...]:
+    try:
+        return tuple(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return tuple(range(os.cpu_count() or 1))
+
+
+def _torch_version() -> str:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _LineWatch:
+    """Hands each whole line of a build's output to `on_line` as it arrives (the build is still running)."""
+
+    def __init__(self, on_line: Any) -> None:
+        self.on_line, self.partial = on_line, b""
+
+    def feed(self, data: bytes) -> None:
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        self.partial = self.partial[-4096:]
+        for line in lines:
+            if line.startswith(b"pch-wanted "):
+                self.on_line(line.decode("utf-8", "replace"))
+
+
 def _run_boxed(command: list[str], env: dict[str, str], cwd: str, request: bytes, output: TailBuffer,
-               timeout_s: float, cores: tuple[int, ...] = ()) -> int | None:
+               timeout_s: float, cores: tuple[int, ...] = (), watch: _LineWatch | None = None) -> int | None:
     """Run the build; its exit status, or None when it ran past `timeout_s` (then its group is killed)."""
     proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -278,6 +394,8 @@ def _run_boxed(command: list[str], env: dict[str, str], cwd: str, request: bytes
     def drain() -> None:
         while data := proc.stdout.read1(1 << 16):
             output.feed(data)
+            if watch is not None:
+                watch.feed(data)
 
     threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
     for t in threads:
@@ -299,6 +417,7 @@ def _run_boxed(command: list[str], env: dict[str, str], cwd: str, request: bytes
 def _clean_log(log: str, name: str) -> str:
     """The compiler's output without torch's own prefix (the solution side adds it back)."""
     prefix = f"Error building extension '{name}': "
+    log = "".join(line for line in log.splitlines(keepends=True) if not line.startswith(("pch-wanted ", "pch-used")))
     return log.replace(prefix, "", 1).strip()
 
 
@@ -367,3 +486,7 @@ def _wipe(folder: str) -> None:
 def _remove(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+if __name__ == "__main__":  # the .gch maker Builder._want_pch starts: python -m kerneljudge.execute.builder < JOB
+    make_pch(json.load(sys.stdin))

@@ -85,6 +85,10 @@ class Context:
             while reply.get("status") == "build":  # load_inline called: the judge builds, then the call goes on
                 answer = self.on_build(reply.get("request"), deadline - time.monotonic()) if self.on_build \
                     else {"ok": False, "log": "this judge has no builder"}
+                # time spent waiting for a free build slot is the judge's, not the solution's
+                queued = answer.pop("queued_s", 0.0)
+                deadline += queued if isinstance(queued, (int, float)) and queued > 0 else 0.0
+                self.deadline = max(self.deadline, deadline)
                 self.child.send(answer)
                 reply, _ = self.child.recv(deadline - time.monotonic(), max_payload=0)
         except channel.ChannelTimeout:

@@ -175,7 +175,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         clock=result.get("clock", options.clock), device_clock=result.get("device_clock"),
         max_error=ctx.max_error, numerics=ctx.numerics, device_name=str(env.get("device_name", "")),
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
-        build_s=ctx.phases.get("build"), wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
+        build_s=ctx.phases.get("build"), builds=list(ctx.info.get("builds", [])),
+        wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
         profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})), **base,
     )
 
@@ -275,10 +276,13 @@ def _build(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: floa
     except BuildRefused as exc:
         return {"ok": False, "log": f"the judge refused the build request: {exc}"}
     ctx.info.setdefault("builds", []).append({"name": built.name, "ok": built.ok, "seconds": built.seconds,
-                                              "reused": built.reused, "key": built.key})
+                                              "reused": built.reused, "key": built.key,
+                                              "lean_headers": built.lean_headers,
+                                              "precompiled_header": built.precompiled_header,
+                                              "queued_s": built.queued_s})
     if not built.ok:
-        return {"ok": False, "log": built.log}
-    return {"ok": True, "path": slot.builder.copy_into(built, box.scratch)}
+        return {"ok": False, "log": built.log, "queued_s": built.queued_s}
+    return {"ok": True, "path": slot.builder.copy_into(built, box.scratch), "queued_s": built.queued_s}
 
 
 def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:

@@ -146,11 +146,11 @@ class ReferenceService:
         return reply
 
     def count(self, problem_path: str) -> dict[str, Any]:
-        """The problem's FLOPs and bytes at its default size, counted on the meta device in this warm process
-        (the reply of the lint worker's "sol" command; see suite/sol.py)."""
+        """The problem's FLOPs and bytes at its default size, counted in this warm process on its GPU or on the
+        meta device (the reply of the lint worker's "sol" command; see suite/sol.py)."""
         self._ensure()
         try:
-            return self._request({"cmd": "count", "problem_path": problem_path})[0]
+            return self._request({"cmd": "count", "problem_path": problem_path, "device": self.device})[0]
         except ReferenceError as exc:  # the problem cannot be counted (or the process failed and was closed)
             return {"status": "error", "message": str(exc)}
 

@@ -50,12 +50,13 @@ class ForkedProcess:
     returncode (negative: killed by that signal). Its wait status arrives on the status pipe; end of file
     without one means its reporter was killed, by the judge or with the template."""
 
-    def __init__(self, pid: int, status_r: int, output_r: int):
+    def __init__(self, pid: int, status_r: int, output_r: int, on_end: Any = None):
         self.pid = pid
         self.returncode: int | None = None
         self.stdout = os.fdopen(output_r, "rb", buffering=0)
         self._status_r = status_r
         self._lock = threading.Lock()
+        self._on_end = on_end  # told once, when its end is known
 
     def _collect(self, timeout: float | None) -> int | None:
         with self._lock:
@@ -68,7 +69,10 @@ class ForkedProcess:
             os.close(self._status_r)
             status = STATUS.unpack(data)[0] if len(data) == STATUS.size else None
             self.returncode = -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
-            return self.returncode
+        if self._on_end is not None:
+            self._on_end()
+            self._on_end = None
+        return self.returncode
 
     def poll(self) -> int | None:
         return self._collect(0)
@@ -93,6 +97,7 @@ class Template:
         self._lock = threading.Lock()
         self._ready: dict[str, Any] | None = None
         self.error = ""
+        self._live = 0  # forks whose end is not known yet: they die with the template, so it outlives them
 
     def _read(self, timeout: float) -> dict[str, Any]:
         if not select.select([self._sock], [], [], timeout)[0]:
@@ -115,7 +120,7 @@ class Template:
                 except (Unavailable, OSError, ValueError) as exc:
                     self.error = str(exc)
                 if self.error:
-                    self.close()
+                    self.close()  # nothing was forked yet
             return not self.error and self.proc.poll() is None
 
     def spawn(self, module: str, env: dict[str, str], cwd: str | None, spec: dict[str, Any] | None,
@@ -134,8 +139,7 @@ class Template:
         except (OSError, ValueError, Unavailable) as exc:
             for fd in (output_r, status_r):
                 os.close(fd)
-            self.error = f"the template failed: {exc}"
-            self.close()
+            self.retire(f"the template failed: {exc}")
             raise Unavailable(self.error) from None
         finally:
             os.close(output_w)
@@ -144,12 +148,30 @@ class Template:
             os.close(output_r)
             os.close(status_r)
             raise Unavailable(str(reply.get("error", "the template refused")))
-        return ForkedProcess(int(reply["pid"]), status_r, output_r)
+        with self._lock:
+            self._live += 1
+        return ForkedProcess(int(reply["pid"]), status_r, output_r, on_end=self._one_ended)
+
+    def _one_ended(self) -> None:
+        with self._lock:
+            self._live -= 1
+            last = self._live == 0 and bool(self.error)
+        if last:
+            self.close()
 
     def retire(self, reason: str) -> None:
-        """Never use this template again in this process (its spawns fail at once: cold starts)."""
-        self.error = reason or "retired"
-        self.close()
+        """Never use this template again in this process (its spawns fail at once: cold starts). The template
+        process ends once the forks it already made have ended: they die with it, and they are other
+        solutions' processes, judged now."""
+        with self._lock:
+            first = not self.error
+            self.error = reason or "retired"
+            idle = self._live == 0
+        if first:
+            print(f"kerneljudge: the warm template was retired ({self.error}); solution processes start cold",
+                  file=sys.stderr, flush=True)
+        if idle:
+            self.close()
 
     def close(self) -> None:
         try:

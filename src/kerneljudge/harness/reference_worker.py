@@ -222,14 +222,15 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_count(msg: dict[str, Any], fd: int) -> None:
-    """Count the problem's work at its default size on the meta device (for the speed-of-light bound): this
-    process is warm, so a new problem costs well under a second. Counting changes no device state."""
+    """Count the problem's work at its default size (for the speed-of-light bound): on this process's GPU,
+    else on the meta device (harness/work_count.py). This process is warm, so a new problem costs well under
+    a second. Counting leaves no device state behind but memory in torch's cache."""
     started = time.perf_counter()
     reply: dict[str, Any] = {"status": "ok", "notes": []}
     module = None
     try:
         module = loading.load_module(msg["problem_path"])
-        work_count.count(module, reply)
+        work_count.count(module, reply, str(msg.get("device") or "cpu"))
     except Exception as exc:
         reply = {"status": "error", "kind": "problem_error", "message": work_count.short_error(exc)}
     finally:

@@ -1,7 +1,13 @@
-"""Counting one forward's work without running it: FLOPs (torch's FLOP counter) and the bytes of inputs,
-parameters/buffers and outputs, on the "meta" device (nothing allocated) or, where the forward needs data,
-with fake tensors. Runs in trusted children only (the lint worker, the reference process, the shape probe):
-the counts feed the speed-of-light bound (suite/sol.py) and the numerics bounds' reduction length.
+"""Counting one forward's work: FLOPs (torch's FLOP counter) and the bytes of inputs, parameters/buffers
+and outputs. On a GPU the reference process counts one real forward on its device (milliseconds); elsewhere
+the forward runs on the "meta" device (nothing allocated) or, where it needs data, with fake tensors.
+Runs in trusted children only (the lint worker, the reference process, the shape probe): the counts feed
+the speed-of-light bound (suite/sol.py) and the numerics bounds' reduction length.
+
+Why the device first where there is one: torch's meta kernels for many operations are Python functions
+wrapped in torch._dynamo.disable, whose first call imports torch._dynamo (1.5-3 s), and torch wraps its
+FLOP counter's dispatch mode the same way. A forward on the GPU calls neither, and the counter here is
+the same counter with that wrapper taken off (harness/dispatch_mode.py says why nothing here is compiled).
 """
 
 from __future__ import annotations
@@ -22,13 +28,15 @@ def short_error(exc: BaseException) -> str:
     return first[:300]
 
 
-def count(problem: Any, reply: dict[str, Any]) -> None:
-    """Count on the meta device; when the forward needs data (.item(), a data-dependent branch), retry with
-    fake tensors (libraries such as transformers skip their data-dependent checks for those)."""
+def count(problem: Any, reply: dict[str, Any], device: str = "cpu") -> None:
+    """Count on `device` when it is a GPU, else (or when that fails) on the meta device; when the forward
+    needs data (.item(), a data-dependent branch), retry with fake tensors (libraries such as transformers
+    skip their data-dependent checks for those)."""
     notes = reply["notes"]
     failures = []
     partial: dict[str, Any] = {}
-    for mode in ("meta", "fake"):
+    modes = (device, "meta", "fake") if device.startswith("cuda") else ("meta", "fake")
+    for mode in modes:
         found: dict[str, Any] = {}
         try:
             _count_in(problem, mode, found)
@@ -37,8 +45,10 @@ def count(problem: Any, reply: dict[str, Any]) -> None:
             partial = partial or found
             continue
         reply.update(found)
-        if mode != "meta":
-            notes.append(f"counted with fake tensors ({failures[0]})")
+        if mode == "fake":
+            notes.append(f"counted with fake tensors ({'; '.join(failures)})")
+        elif mode == "meta" and failures:
+            notes.append(f"counted on the meta device ({failures[0]})")
         return
     reply.update({"flops": None, "outputs": None, "params": partial.get("params"), "inputs": partial.get("inputs")})
     notes.append(f"flops unknown: one forward cannot run without data ({'; '.join(failures)})")
@@ -46,15 +56,14 @@ def count(problem: Any, reply: dict[str, Any]) -> None:
 
 
 def _count_in(problem: Any, mode: str, found: dict[str, Any]) -> None:
-    """Build model and inputs at the default size without allocating, run one forward under the FLOP counter.
+    """Build model and inputs at the default size (on a GPU, or without allocating), run one forward under the
+    FLOP counter.
 
     Fills `found` as it goes (params, inputs, then flops and outputs), so a failing forward leaves the byte
     tallies that could be made.
     """
-    from torch.utils.flop_counter import FlopCounterMode
-
-    if mode == "meta":
-        context = torch.device("meta")
+    if mode != "fake":
+        context = torch.device(mode)
     else:
         from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -67,7 +76,7 @@ def _count_in(problem: Any, mode: str, found: dict[str, Any]) -> None:
         raw = _make_raw_inputs(problem)
         found["inputs"] = _tally([x for x in raw if isinstance(x, torch.Tensor)])
         inputs = [x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in raw]
-        with torch.no_grad(), FlopCounterMode(display=False) as counter, _CausalDiscount(counter) as causal:
+        with torch.no_grad(), flop_counter() as counter, _CausalDiscount(counter) as causal:
             out = model(*inputs)
         outputs: list[torch.Tensor] = []
         _collect_tensors(out, outputs)
@@ -77,6 +86,33 @@ def _count_in(problem: Any, mode: str, found: dict[str, Any]) -> None:
     found["flops_by_op"] = {str(op).split(".")[-1]: int(n) for op, n in by_op.items()}
     if causal.discount:
         found["flops_by_op"]["causal_mask_skipped"] = -int(causal.discount)
+
+
+def flop_counter() -> Any:
+    """torch's FlopCounterMode, with its dispatch mode's torch._dynamo.disable wrapper taken off where this
+    torch has the same internals (else the plain counter: the same counts, after the import)."""
+    from torch.utils import flop_counter as fc
+
+    from .dispatch_mode import UncompiledMode
+
+    inner = getattr(fc, "_FlopCounterMode", None)
+    dispatch = getattr(inner.__dict__.get("__torch_dispatch__"), "__wrapped__", None) if inner else None
+    if dispatch is None:
+        return fc.FlopCounterMode(display=False)
+
+    class Dispatching(inner, UncompiledMode):
+        __torch_dispatch__ = dispatch
+
+    class Counter(fc.FlopCounterMode):
+        def __enter__(self):
+            # FlopCounterMode.__enter__ makes its dispatch mode from the module's name for the class
+            saved, fc._FlopCounterMode = fc._FlopCounterMode, Dispatching
+            try:
+                return super().__enter__()
+            finally:
+                fc._FlopCounterMode = saved
+
+    return Counter(display=False)
 
 
 class _CausalDiscount(torch.overrides.TorchFunctionMode):

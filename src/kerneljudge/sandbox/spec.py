@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/opt")
+SYSTEM_HEADERS = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/opt")
 SYSTEM_EXECUTE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt")
 # device files a process may open for reading and writing; never the /dev folder itself, which holds
 # /dev/shm (other solutions' output folders) and, for root, raw disks
@@ -113,6 +114,12 @@ def default_read_paths(hidden: Iterable[str] = ()) -> list[str]:
     return _keep(candidates, hidden_paths(hidden))
 
 
+def header_roots() -> list[str]:
+    """Where the headers a build includes come from: the system's, Python's and its packages', CUDA's."""
+    prefixes = [sys.base_prefix, sys.prefix, sys.base_exec_prefix, sys.exec_prefix]
+    return [*SYSTEM_HEADERS, *prefixes, *_site_dirs(), *_cuda_dirs()]
+
+
 def default_execute_paths(hidden: Iterable[str] = ()) -> list[str]:
     """Where programs a build or a JIT runs live: the system, Python's prefixes (ninja), site-packages
     (Triton's ptxas) and the CUDA toolkit."""
@@ -150,9 +157,10 @@ def solution_box(scratch: str, exchange: str, extra_read: Iterable[str] = (), gp
                    list_only=default_list_paths())
 
 
-def build_box(build_dir: str) -> BoxSpec:
-    """A build of a solution's C++/CUDA sources: writes only its own build folder."""
-    return BoxSpec(read=default_read_paths(), write=[build_dir, *device_paths(gpu=False)],
+def build_box(build_dir: str, also_read: Iterable[str] = ()) -> BoxSpec:
+    """A build of a solution's C++/CUDA sources: writes only its own build folder (and reads `also_read`,
+    the builder's precompiled headers)."""
+    return BoxSpec(read=[*default_read_paths(), *also_read], write=[build_dir, *device_paths(gpu=False)],
                    execute=default_execute_paths(), list_only=default_list_paths())
 
 

@@ -1,0 +1,38 @@
+"""Make the shared precompiled torch/extension.h for one set of binding-unit flags (harness/pch.py).
+
+    python -m kerneljudge.harness.pch_worker FOLDER < {"flags": [...]}
+
+Started by execute/builder.py in a box that may write FOLDER only, with flags it has checked. Writes
+FOLDER/include/torch/extension.h (a copy of torch's) and, beside it, its .gch. Exit 0 when both are there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from .pch import HEADER, header_path
+
+
+def main() -> int:
+    folder = sys.argv[1]
+    flags = json.load(sys.stdin)["flags"]
+    source = header_path(flags)
+    if source is None:
+        print("no torch/extension.h on the -isystem path")
+        return 1
+    target = os.path.join(folder, "include", HEADER)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    shutil.copyfile(source, target)
+    compiler = os.environ.get("CXX", "c++")
+    done = subprocess.run([compiler, "-x", "c++-header", *flags, target, "-o", target + ".gch"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(done.stdout[-4000:])
+    return 0 if done.returncode == 0 and os.path.isfile(target + ".gch") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
