@@ -50,6 +50,8 @@ def test_the_builder_makes_headers_only_from_system_folders(tmp_path):
     assert not pch.trusted_flags(["-isystem", str(tmp_path / "builds" / "k")], [str(tmp_path)],
                                  [str(tmp_path / "builds")])
     assert not pch.trusted_flags(["-isystem", "/somewhere/else"], [system], [])
+    scratch = os.path.join(system, "kj-box-abc123")  # a solution's scratch folder, wherever it lies
+    assert not pch.trusted_flags(["-isystem", scratch], [system], [])
     assert not pch.trusted_flags(["-include", "x.h"], [system], [])
     assert not pch.trusted_flags(["-isystem"], [system], [])
 

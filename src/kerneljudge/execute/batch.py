@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..analysis import detect_backend
 from ..jsonl import read_objects
 from ..problem import Problem, sha256_text
 from ..types import JudgeOptions
@@ -80,10 +79,8 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
     # every problem's shapes (derived small preset, held-out shapes) resolved once, in one probe child
     unique = list({job.problem.path: job.problem for job, _ in todo}.values())
     plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, options.cache_dir)))
-    # solutions with nothing to build first: the GPU judges them while the first extensions compile
-    ordered = sorted(todo, key=lambda item: _builds_an_extension(item[0].solution))
     futures = {pool.submit(job.problem, job.solution, options, plan=plans.get(job.problem.path)): (job, key)
-               for job, key in ordered}
+               for job, key in todo}
     results: dict[str, dict[str, Any]] = {}
     for n, future in enumerate(as_completed(futures), 1):
         job, key = futures[future]
@@ -92,13 +89,6 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
         results[key] = verdict
         say(f"[{n}/{len(todo)}] {job.problem.id} <- {job.solution.name}: {_summary(verdict)}")
     return results
-
-
-def _builds_an_extension(solution: Path) -> bool:
-    try:
-        return detect_backend(solution.read_text()) in ("cuda", "cpp")
-    except OSError:
-        return False
 
 
 def _summary(v: dict[str, Any]) -> str:

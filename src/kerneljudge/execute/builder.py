@@ -259,7 +259,7 @@ class Builder:
         with self._guard:
             if key in self.pch_makers:
                 return
-        header_roots, writable = box_spec.header_roots(), [self.root, tempfile.gettempdir()]
+        header_roots, writable = box_spec.header_roots(), [self.root]
         if not pch.trusted_flags(flags, header_roots, writable) or key != pch.key(
                 flags, self._tool_version("cxx", [self.env.get("CXX", "c++"), "--version"]), _torch_version()):
             return  # the build's output is not trusted: only flags that hash to their key, on system headers

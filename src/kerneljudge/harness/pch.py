@@ -76,6 +76,11 @@ def _inside(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r + os.sep) for r in (os.path.realpath(x) for x in roots if x))
 
 
+def _solution_folder(path: str) -> bool:
+    """Inside a solution's scratch or output folder (execute/boxing.py names them kj-box-*, kj-out-*)."""
+    return any(part.startswith(("kj-box-", "kj-out-")) for part in path.split(os.sep))
+
+
 def trusted_flags(flags: list[str], header_roots: list[str], writable_roots: list[str]) -> bool:
     """Flags the builder may make a shared .gch with: plain options, and -isystem folders inside
     `header_roots` (torch's, Python's and CUDA's headers) and outside `writable_roots` (a .gch keeps what
@@ -84,7 +89,7 @@ def trusted_flags(flags: list[str], header_roots: list[str], writable_roots: lis
     for flag in flags:
         if expect_folder:
             path = os.path.realpath(flag)
-            if not _inside(path, header_roots) or _inside(path, writable_roots):
+            if not _inside(path, header_roots) or _inside(path, writable_roots) or _solution_folder(path):
                 return False
             expect_folder = False
         elif flag == "-isystem":
