@@ -47,7 +47,7 @@ from ..harness import pch
 from ..sandbox import launch, spec as box_spec
 from .build_request import MAX_SOURCE_BYTES, BuildRefused, uses_cuda, validate
 from .child import TailBuffer
-from .cores import pin_tree
+from .cores import available_cores, pin_tree
 
 __all__ = ["MAX_SOURCE_BYTES", "BuildRefused", "BuildResult", "Builder", "validate"]
 
@@ -99,7 +99,7 @@ class Builder:
         # builds at once: enough to keep the build cores busy with each build's MAX_JOBS compile jobs, no more;
         # sixteen builds sharing sixteen cores all finish together after twice the time, and the GPU waits
         jobs = int(env.get("MAX_JOBS", "2")) if str(env.get("MAX_JOBS", "2")).isdigit() else 2
-        self.at_once = max(2, len(self.cores or _available_cores()) // max(1, jobs))
+        self.at_once = max(2, len(self.cores or available_cores()) // max(1, jobs))
         self._build_slots = threading.BoundedSemaphore(self.at_once)
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
@@ -348,13 +348,6 @@ def make_pch(job: dict[str, Any]) -> None:
         with os.fdopen(fd, "w") as f:
             json.dump(fields, f)
         os.replace(temporary, pch.marker_path(root, key))
-
-
-def _available_cores() -> tuple[int, ...]:
-    try:
-        return tuple(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return tuple(range(os.cpu_count() or 1))
 
 
 def _torch_version() -> str:
