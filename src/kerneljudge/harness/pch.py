@@ -11,9 +11,10 @@ How it fits the box (execute/builder.py):
   file torch wrote, keys them (`key`), and if the builder has a finished .gch for that key it adds
   `-I <that folder>` to the C++ flags, where a copy of extension.h sits beside its .gch (an -I folder is
   searched before torch's -isystem ones). Otherwise it prints `pch-wanted KEY FLAGS` and builds as before;
-- the builder (trusted) then makes that .gch in a box of its own (harness/pch_worker.py), in the background,
-  and writes its marker only once it is complete. g++ checks a .gch before using it and falls back to the
-  header where it does not fit, so a stale or foreign one can cost time, never change the build.
+- the builder (trusted) checks those flags itself (`trusted_flags`, `key`: the line comes from a box whose
+  flags may run code), then a maker process of its own (execute/builder.make_pch) makes the .gch in a box
+  that writes only its folder (harness/pch_worker.py) and writes its marker once it is complete. g++ checks
+  a .gch's options before using it and reads the header where they do not fit.
 Only requests whose own C++ flags are plain options (no paths, no -include, no plugins) and which add no
 include folders take part: a .gch bakes in what the files it read said when it was made.
 """
