@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.harness import lean_headers, pch  # noqa: E402
+from kerneljudge.harness import lean_headers, pch, pch_worker  # noqa: E402
 
 DEFAULT = [ROOT / "benchmarks" / "solutions" / "level1" / "21_relu__cuda.py",
            ROOT / "src" / "kerneljudge" / "examples" / "solutions" / "1_gelu_scale__cpp.py"]
@@ -114,13 +113,13 @@ def measure(solution: Path, work: Path, header_cache: dict) -> list[dict]:
     flags = pch.binding_flags((folder / "as_written" / "build.ninja").read_text())
     key = json.dumps(flags)
     if key not in header_cache:
-        made = folder / "pch" / "include" / pch.HEADER
-        made.parent.mkdir(parents=True, exist_ok=True)
-        made.write_bytes(Path(pch.header_path(flags)).read_bytes())
-        command = shlex.join([os.environ.get("CXX", "c++"), "-x", "c++-header", *flags, str(made), "-o", f"{made}.gch"])
+        started = time.monotonic()
+        done = pch_worker.make(flags, str(folder / "pch"))  # what the judge's .gch maker runs
+        if done.returncode != 0:
+            raise SystemExit(f"making the precompiled header failed:\n{done.stdout[-2000:]}")
         rows.append({"unit": "precompiled torch/extension.h (once per flag set)", "how": "make",
-                     "seconds": timed(command, folder)})
-        header_cache[key] = str(folder / "pch" / "include")
+                     "seconds": round(time.monotonic() - started, 1)})
+        header_cache[key] = pch.include_dir(str(folder), "pch")
     with_pch = re.sub(r"^(\S+)", lambda m: f"{m.group(1)} -I{header_cache[key]} -Winvalid-pch", binding, count=1)
     rows.append({"unit": "binding (main.cpp)", "how": "precompiled header",
                  "seconds": timed(with_pch, folder / "as_written")})

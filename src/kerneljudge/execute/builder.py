@@ -280,10 +280,7 @@ class Builder:
         return BuildResult(False, key, request["name"], None, "", log, seconds, False, request["is_python_module"])
 
     def _write_marker(self, key: str, fields: dict[str, Any]) -> None:
-        fd, temporary = tempfile.mkstemp(prefix=f".{key}.", dir=self.root)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"format": FORMAT, **fields}, f)
-        os.replace(temporary, self._marker_path(key))
+        _write_json(self._marker_path(key), {"format": FORMAT, **fields})
 
     # ---- handing out ----
     def copy_into(self, result: BuildResult, scratch_dir: str) -> str:
@@ -343,12 +340,16 @@ def make_pch(job: dict[str, Any]) -> None:
             _freeze(folder)
         else:
             _wipe(folder)
-        fields = {"ok": ok, "seconds": round(time.monotonic() - started, 1), "flags": flags,
-                  "log": "" if ok else output.text(LOG_CHARS)}
-        fd, temporary = tempfile.mkstemp(prefix=f".{key}.", dir=root)
-        with os.fdopen(fd, "w") as f:
-            json.dump(fields, f)
-        os.replace(temporary, pch.marker_path(root, key))
+        _write_json(pch.marker_path(root, key), {"ok": ok, "seconds": round(time.monotonic() - started, 1),
+                                                 "flags": flags, "log": "" if ok else output.text(LOG_CHARS)})
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    """Whole or not at all: readers never see a half-written marker."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f)
+    os.replace(temporary, path)
 
 
 def _torch_version() -> str:

@@ -17,21 +17,27 @@ import sys
 from .pch import HEADER, header_path
 
 
-def main() -> int:
-    folder = sys.argv[1]
-    flags = json.load(sys.stdin)["flags"]
+def make(flags: list[str], folder: str) -> subprocess.CompletedProcess:
+    """Copy torch/extension.h into FOLDER/include/torch/ and compile its .gch beside it with `flags`."""
     source = header_path(flags)
     if source is None:
-        print("no torch/extension.h on the -isystem path")
-        return 1
+        raise FileNotFoundError("no torch/extension.h on the -isystem path")
     target = os.path.join(folder, "include", HEADER)
     os.makedirs(os.path.dirname(target), exist_ok=True)
     shutil.copyfile(source, target)
-    compiler = os.environ.get("CXX", "c++")
-    done = subprocess.run([compiler, "-x", "c++-header", *flags, target, "-o", target + ".gch"],
+    return subprocess.run([os.environ.get("CXX", "c++"), "-x", "c++-header", *flags, target, "-o", target + ".gch"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def main() -> int:
+    folder = sys.argv[1]
+    try:
+        done = make(json.load(sys.stdin)["flags"], folder)
+    except FileNotFoundError as exc:
+        print(exc)
+        return 1
     print(done.stdout[-4000:])
-    return 0 if done.returncode == 0 and os.path.isfile(target + ".gch") else 1
+    return 0 if done.returncode == 0 and os.path.isfile(os.path.join(folder, "include", HEADER + ".gch")) else 1
 
 
 if __name__ == "__main__":
