@@ -185,10 +185,11 @@ def phase_table(verdicts: list[dict]) -> str:
     for name in names:
         xs = sorted((v.get("phases_s") or {}).get(name, 0.0) for v in verdicts)
         lines.append(f"| {name} | {xs[len(xs) // 2]:.2f} | {xs[-1]:.2f} | {sum(xs):.1f} |")
-    on_device = sorted(sum(t for k, t in (v.get("phases_s") or {}).items() if k not in ("build", "wait_for_device"))
-                       for v in verdicts)
+    # `outputs` is counted inside the phases that compare outputs: left out of the sum
+    on_device = sorted(sum(t for k, t in (v.get("phases_s") or {}).items()
+                           if k not in ("build", "wait_for_device", "outputs")) for v in verdicts)
     if on_device:
-        lines.append(f"| (holding the GPU: all but build and wait) | {on_device[len(on_device) // 2]:.2f} | "
+        lines.append(f"| (on the GPU: all but build, wait and outputs) | {on_device[len(on_device) // 2]:.2f} | "
                      f"{on_device[-1]:.2f} | {sum(on_device):.1f} |")
     return "\n".join(lines) + "\n"
 

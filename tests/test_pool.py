@@ -38,7 +38,7 @@ def test_one_lane_per_visible_gpu(monkeypatch):
     pool.close()
 
 
-def test_a_lane_shares_its_lock_across_reference_processes(tmp_path, monkeypatch):
+def test_a_lane_shares_its_turns_across_reference_processes(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
     monkeypatch.setattr(pool_module.environment, "resolve_device", lambda d: "cuda")
     pool = JudgePool(JudgeOptions(device="cuda", cache_dir=str(tmp_path)), gpus=["2", "3"], workers=2)
@@ -47,8 +47,8 @@ def test_a_lane_shares_its_lock_across_reference_processes(tmp_path, monkeypatch
         b = pool.slots.get(JudgeOptions(device="cuda", precision="fp16", cache_dir=str(tmp_path)))
         c = pool.slots.get(JudgeOptions(device="cuda", precision="fp32", cache_dir=str(tmp_path), trials=9))
         assert a is c and a[0] is not b[0] and a[0].reference is not b[0].reference
-        # one device, one solution at a time, whatever the precision
-        assert [s.lock for s in a] == [s.lock for s in b] == [lane.lock for lane in pool.lanes]
+        # one device, one set of turns on it, whatever the precision
+        assert [s.turns for s in a] == [s.turns for s in b] == [lane.turns for lane in pool.lanes]
         # each slot's children and reference see only its lane's GPU (not the index's)
         assert [s.env["CUDA_VISIBLE_DEVICES"] for s in a] == ["2", "3"]
         assert [s.reference.env["CUDA_VISIBLE_DEVICES"] for s in b] == ["2", "3"]
@@ -101,3 +101,29 @@ def _cmdline(pid: int) -> str:
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_solutions_with_nothing_to_build_go_first(cache_dir, tmp_path):
+    from kerneljudge.execute.pool import _rank
+
+    solutions = FIXTURES / "solutions"
+    assert _rank(solutions / "correct_cpp_scale_relu.py") == 1 and _rank(solutions / "torch_plain.py") == 0
+    assert _rank(solutions / "correct_triton_row_sum.py") == 0 and _rank(tmp_path / "missing.py") == 1
+    options = JudgeOptions(device="cpu", policy="lenient", timing=False, trials=2, cache_dir=cache_dir)
+    gate, started = threading.Event(), []
+
+    def note(name):
+        def on_start():
+            started.append(name)
+            raise RuntimeError("stop here")    # ends the job before anything is judged
+        return on_start
+
+    with JudgePool(options, workers=1) as pool:
+        first = pool.submit(read_problem(SCALE_RELU), solutions / "torch_plain.py", on_start=gate.wait)
+        later = [pool.submit(read_problem(SCALE_RELU), solutions / name, on_start=note(name))
+                 for name in ("correct_cpp_scale_relu.py", "torch_plain.py", "correct_triton_row_sum.py")]
+        gate.set()
+        assert first.result(120).verdict == "correct"
+        for f in later:
+            f.exception(30)
+    assert started == ["torch_plain.py", "correct_triton_row_sum.py", "correct_cpp_scale_relu.py"]

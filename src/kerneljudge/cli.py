@@ -53,6 +53,9 @@ def _add_judge_options(p: argparse.ArgumentParser) -> None:
                    help="CPU cores kept per device for the processes that time there; builds use the rest "
                         "(default: 2 per GPU when enough cores remain; on the CPU --threads when two cores stay "
                         "for builds; 0: no pinning)")
+    p.add_argument("--checks-at-once", type=int, default=None, metavar="N",
+                   help="solutions whose correctness is checked on one device at the same time (timing always "
+                        "has the device alone; default: 4 on a GPU, 1 on the CPU)")
 
 
 def _options(args: argparse.Namespace) -> JudgeOptions:
@@ -61,7 +64,7 @@ def _options(args: argparse.Namespace) -> JudgeOptions:
                         build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
                         threads=args.threads, cache_dir=args.cache_dir, numerics=args.numerics, clock=args.clock,
                         reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores,
-                        require_sandbox=args.require_sandbox)
+                        checks_at_once=args.checks_at_once, require_sandbox=args.require_sandbox)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -201,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--trials must be at least 1")
     if (getattr(args, "reserved_cores", None) or 0) < 0:
         parser.error("--reserved-cores must be 0 or more")
+    if getattr(args, "checks_at_once", None) is not None and args.checks_at_once < 1:
+        parser.error("--checks-at-once must be at least 1")
     from .execute.boxing import SandboxRequired
 
     try:

@@ -34,6 +34,7 @@ NOTE_FLAGS = frozenset({
     "reference_time_reused",    # the reference time came from the cache (--reuse-reference-times)
     "unsandboxed",              # a layer of the solution's box was missing (verdict field `sandbox` names it)
     "profile_failed",
+    "checked_alone_again",      # ran out of device memory beside other solutions' checks: judged again alone
 })
 
 
@@ -58,6 +59,7 @@ class JudgeOptions:
     clock: str = "end_to_end"       # the time `speedup` uses: end_to_end (host launch included) | device
     reuse_reference_times: bool = False  # take the reference time from the cache instead of timing it now
     reserved_cores: int | None = None    # cores kept for the timing processes per device (None: automatic)
+    checks_at_once: int | None = None    # solutions checked on one device at once (None: 4 on a GPU, 1 on the CPU)
     require_sandbox: bool = False   # refuse to judge when a layer of the solution's box is missing
 
     def __post_init__(self) -> None:
@@ -77,6 +79,8 @@ class JudgeOptions:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}; got {self.clock!r}")
         if self.reserved_cores is not None and self.reserved_cores < 0:
             raise ValueError("reserved_cores must be 0 or more")
+        if self.checks_at_once is not None and self.checks_at_once < 1:
+            raise ValueError("checks_at_once must be at least 1")
 
 
 @dataclass(frozen=True)

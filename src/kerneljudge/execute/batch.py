@@ -1,4 +1,4 @@
-"""Judge many solutions: builds in parallel on the CPU cores while one solution at a time uses each device.
+"""Judge many solutions: builds in parallel on the CPU cores, checks a few at a time on each device, timing alone.
 
 Every verdict is appended to a JSONL file as soon as it is reached (flushed and fsynced), so a crash or
 an interrupt loses nothing, and a re-run skips what is already there. The judging itself is a JudgePool

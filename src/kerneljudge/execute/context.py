@@ -71,7 +71,10 @@ class Context:
         try:
             yield
         finally:
-            self.phases[name] = round(self.phases.get(name, 0.0) + time.monotonic() - started, 3)
+            self.add_time(name, time.monotonic() - started)
+
+    def add_time(self, name: str, seconds: float) -> None:
+        self.phases[name] = round(self.phases.get(name, 0.0) + seconds, 3)
 
     def request(self, header: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """One round trip to the solution child; a dead or silent child becomes a verdict."""

@@ -9,12 +9,12 @@ clock), work_audit (profile, speed of light).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import random
 import secrets
 import subprocess
-import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -28,11 +28,12 @@ from ..harness import sampling
 from ..problem import Problem
 from ..shapes.plan import ShapePlan
 from ..types import BLOCKING_FLAGS, JudgeOptions, Verdict
-from . import boxing, correctness, cores, environment, shapes, timed, warm_start, work_audit
+from . import boxing, correctness, cores, environment, shapes, timed, turns, warm_start, work_audit
 from .builder import Builder, BuildRefused
 from .child import Child
 from .context import Context, Outcome
 from .reference import ReferenceError, ReferenceService
+from .turns import DeviceTurns
 
 TIMED_CHECKS_GPU = 3
 TIMED_CHECKS_CPU = 2
@@ -40,12 +41,12 @@ TIMED_CHECKS_CPU = 2
 
 @dataclass
 class Slot:
-    """One device the judge may use: its lock, its trusted reference process, its child environment, and the
-    cores its timing processes are pinned to (empty: no pinning)."""
+    """One device the judge may use: whose turn it is there, its trusted reference process, its child
+    environment, and the cores its timing processes are pinned to (empty: no pinning)."""
 
     reference: ReferenceService
     env: dict[str, str] = field(default_factory=dict)
-    lock: Any = field(default_factory=threading.Lock)
+    turns: DeviceTurns = field(default_factory=DeviceTurns)
     # CUDA outputs reach the reference process by IPC handle; KERNELJUDGE_IPC=0 forces files in /dev/shm
     ipc: bool = field(default_factory=lambda: os.environ.get("KERNELJUDGE_IPC", "1") != "0")
     timing_cores: tuple[int, ...] = ()
@@ -76,7 +77,7 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
         if warm and warm_start.enabled():  # the slot's solution processes fork from it; its imports start now
             warm_start.prepare(boxing.start_env(environment.child_env(device, options.threads, cache, slot_env)))
         reference = ReferenceService(device, options.precision, options.threads, cache, env=slot_env,
-                                     cores=layout.timing[i])
+                                     cores=layout.timing[i], models_kept=turns.checks_at_once(options, device) + 1)
         slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds,
                           builder=builder, box=report, warm_start=warm))
     return slots
@@ -151,6 +152,13 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     finally:
         if ctx.child is not None:
             ctx.child.kill()
+    if verdict != "correct" and ctx.info.get("crowded") and _out_of_memory(reason + excerpt) \
+            and turns.checks_at_once(options, device) > 1:
+        # other solutions' checks shared the device, and their memory may be what ran out: judged again, with
+        # the device to itself (checks_at_once=1 cannot come back here)
+        again = evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan)
+        return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
+                                   wall_s=round(time.monotonic() - started, 3))
     if verdict == "correct" and "input_mutated" in ctx.flags:
         verdict, reason = "rejected", "the solution changed its inputs in place"
     if verdict == "correct":
@@ -179,6 +187,11 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
         profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})), **base,
     )
+
+
+def _out_of_memory(text: str) -> bool:
+    lowered = text.lower()
+    return any(m in lowered for m in ("out of memory", "cudaerrormemoryallocation", "cuda_error_out_of_memory"))
 
 
 def _choose_clock(ctx: Context, result: dict[str, Any]) -> None:
@@ -231,17 +244,20 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
             reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
                                  "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
         ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
-        # Everything that touches the device happens under the slot's lock: one judged model at a time.
-        with ctx.phase("wait_for_device"):
-            slot.lock.acquire()
+        # Everything that touches the device happens in a turn on it (execute/turns.py): checks may share the
+        # device with other solutions' checks, timing has it alone, on the quiet cores.
+        hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
+                          lambda alone: cores.pin_tree(ctx.child.proc.pid, slot.timing_cores if alone
+                                                       else slot.other_cores if slot.timing_cores else ()))
         try:
-            cores.pin_tree(ctx.child.proc.pid, slot.timing_cores)  # the quiet cores, now that it times
+            hold.check()
             try:
-                _judge_on_device(ctx, result, slot)
+                _judge_on_device(ctx, result, slot, hold)
             finally:
                 ctx.reference.forget(ctx.token)
         finally:
-            slot.lock.release()
+            hold.release()
+            ctx.info["crowded"] = hold.crowded
     finally:
         if ctx.child is not None:
             ctx.child.kill()  # nothing may still write into the box's folders while they are removed
@@ -285,7 +301,13 @@ def _build(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: floa
     return {"ok": True, "path": slot.builder.copy_into(built, box.scratch), "queued_s": built.queued_s}
 
 
-def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
+def _waited(ctx: Context, seconds: float) -> None:
+    """Time spent waiting for a turn on the device is the judge's, not the solution's."""
+    ctx.add_time("wait_for_device", seconds)
+    ctx.deadline += seconds
+
+
+def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: turns.Hold) -> None:
     opts = ctx.options
     ctx.deadline = time.monotonic() + opts.run_timeout_s
     plan = sampling.SamplingPlan(ctx.device, opts.time_budget_s)
@@ -301,12 +323,15 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot) -> None:
     with ctx.phase("trials"):
         correctness.run_trials(ctx, trial_seeds)
     if opts.timing:
+        hold.time()
         check_index = {i: len(trial_seeds) + n for n, i in enumerate(sorted(check_seeds))}
         timed.time_interleaved(ctx, plan, check_seeds, check_index, result)
     if ctx.held_out:
+        hold.check()
         with ctx.phase("held_out"):
             correctness.held_out(ctx)
     if opts.timing:
+        hold.time()  # the profile's kernel times and the device clock need the device alone too
         with ctx.phase("profile"):
             work_audit.profile(ctx, result)
         work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache(opts), slot.reference.count)

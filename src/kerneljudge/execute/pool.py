@@ -4,11 +4,12 @@
         future = pool.submit(problem, "solution.py")      # concurrent.futures.Future[Verdict]
         verdict = future.result()
 
-One lane per device: per visible GPU (or the one CPU) a lock and a trusted reference process (one per
-precision/threads/cache a job asks for, started on first use). A fixed number of daemon worker threads take
-jobs in the order they were submitted; each picks the least busy lane, builds the solution (that part runs
-alongside other builds) and then waits for the lane's lock to judge it: one solution per device at a time,
-as execute/evaluate.py enforces. Builds and runs happen in disposable child processes; this process never
+One lane per device: per visible GPU (or the one CPU) its turns (execute/turns.py) and a trusted reference
+process (one per precision/threads/cache a job asks for, started on first use). A fixed number of daemon
+worker threads take jobs, those with nothing to build first and the rest in the order they were submitted;
+each picks the least busy lane, builds the solution (that part runs alongside other builds) and then waits
+for turns on the lane's device: a few solutions may be checked there at once, one at a time is timed, as
+execute/evaluate.py enforces. Builds and runs happen in disposable child processes; this process never
 imports a solution.
 
 Any number of GPUs: the lanes are the GPUs in CUDA_VISIBLE_DEVICES (or all that torch counts), or those
@@ -18,6 +19,7 @@ passed as `gpus`. A solution's child and the lane's reference process see only t
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import queue
 import secrets
@@ -27,13 +29,29 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import pyast
+from ..analysis.backend import find_builds
+from ..analysis.python_ast import Index
 from ..problem import Problem
 from ..types import JudgeOptions, Verdict
 from . import environment
 from .evaluate import Slot, evaluate, make_slots
+from .turns import CHECKS_AT_ONCE_GPU, DeviceTurns
 
 
 CHILD_MARK = "KJ_POOL_CHILD"
+LAST = 2   # the rank of the stop marks close() queues
+
+
+def _rank(solution_path: str | Path) -> int:
+    """0 for a solution that builds nothing (Triton, plain PyTorch): it goes to the device while the builds of
+    the others run; 1 for one that calls load_inline or load, or whose source cannot be read or parsed here
+    (evaluate() says why)."""
+    try:
+        index = Index(pyast.parse(Path(solution_path).read_text()))
+        return 1 if find_builds(index) else 0
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return 1
 
 
 def kill_marked_children(mark: str) -> int:
@@ -83,14 +101,15 @@ def visible_gpus() -> list[str]:
 
 
 def default_workers(device: str) -> int:
-    """Solutions in flight at once: every core on a GPU machine (builds overlap), two on the CPU (the
-    judged run shares the cores with the builds there)."""
+    """Solutions in flight at once: on a GPU machine twice the cores, since the builder runs only one build
+    per build core and the rest of the batch (Triton solutions, reused builds) is checked on the GPU while
+    those builds run; two on the CPU (the judged run shares the cores with the builds there)."""
     cores = os.cpu_count() or 1
-    return cores if device == "cuda" else min(2, cores)
+    return 2 * cores if device == "cuda" else min(2, cores)
 
 
 class Lane:
-    """One device: its lock, the environment its children get, its judged count."""
+    """One device: whose turn it is there, the environment its children get, its judged count."""
 
     def __init__(self, device: str, gpu: str | None, build_env: dict[str, str]):
         self.device = device
@@ -98,7 +117,7 @@ class Lane:
         self.env = dict(build_env)
         if gpu is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = gpu
-        self.lock = threading.Lock()
+        self.turns = DeviceTurns()
         self.assigned = 0            # jobs of this lane being built or judged
         self.judged = 0
 
@@ -107,14 +126,14 @@ class Lane:
         return f"cuda:{self.gpu}" if self.gpu is not None else self.device
 
     def status(self) -> dict[str, Any]:
-        return {"device": self.name, "busy": self.lock.locked(), "in_flight": self.assigned,
+        return {"device": self.name, "busy": self.turns.busy(), **self.turns.status(), "in_flight": self.assigned,
                 "judged": self.judged}
 
 
 class SlotSets:
     """Per set of options that need their own reference process (precision, threads, cache, core layout): one
-    Slot per lane, made by evaluate.make_slots (its core layout), each holding its lane's lock and GPU, so a
-    device judges one solution at a time whatever the options."""
+    Slot per lane, made by evaluate.make_slots (its core layout), each holding its lane's turns and GPU, so
+    a device times one solution at a time whatever the options."""
 
     def __init__(self, device: str, lanes: list[Lane], build_env: dict[str, str]):
         self.device, self.lanes, self.build_env = device, lanes, build_env
@@ -129,7 +148,7 @@ class SlotSets:
             if slots is None:
                 slots = make_slots(self.device, options, len(self.lanes), self.build_env)
                 for slot, lane in zip(slots, self.lanes):
-                    slot.lock = lane.lock
+                    slot.turns = lane.turns
                     for env in (slot.env, slot.reference.env):   # the lane's GPU, whatever the index gave
                         env.update(lane.env)
                 slots = self._sets[key] = slots
@@ -149,7 +168,7 @@ class SlotSets:
 
 
 def _hello(slot: Slot) -> None:
-    with slot.lock:
+    with slot.turns.shared(limit=CHECKS_AT_ONCE_GPU):
         try:
             slot.reference.hello()
         except Exception:
@@ -188,7 +207,9 @@ class JudgePool:
         else:
             self.lanes = [Lane(self.device, None, env)]
         self.slots = SlotSets(self.device, self.lanes, env)
-        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        # (rank, order, job): solutions with nothing to build go first (_rank), otherwise first come first served
+        self._jobs: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
+        self._order = itertools.count()
         self._lock = threading.Lock()
         self._closed = False
         self._queued = 0
@@ -206,11 +227,13 @@ class JudgePool:
         the problem's shape plan (execute/shapes.py) when the caller resolved it, else evaluate() does."""
         opts = self._options_for(options)
         future: Future = Future()
+        rank = _rank(solution_path)
         with self._lock:
             if self._closed:
                 raise PoolClosed("the judging pool is closed")
             self._queued += 1
-            self._jobs.put(_Job(problem, str(solution_path), opts, future, on_start, plan))
+            self._jobs.put((rank, next(self._order),
+                            _Job(problem, str(solution_path), opts, future, on_start, plan)))
         return future
 
     def _options_for(self, options: JudgeOptions | None) -> JudgeOptions:
@@ -226,14 +249,14 @@ class JudgePool:
     def device_name(self, options: JudgeOptions | None = None) -> str:
         """The first lane's device name, from its reference process (started if need be)."""
         slot = self.slots.get(self._options_for(options))[0]
-        with slot.lock:
+        with slot.turns.shared(limit=CHECKS_AT_ONCE_GPU):
             return str(slot.reference.hello().get("device_name", ""))
 
     # -- the workers
 
     def _work(self) -> None:
         while True:
-            job = self._jobs.get()
+            job = self._jobs.get()[2]
             if job is None:
                 return
             with self._lock:
@@ -287,13 +310,13 @@ class JudgePool:
             self._queued = 0
         while True:
             try:
-                job = self._jobs.get_nowait()
+                job = self._jobs.get_nowait()[2]
             except queue.Empty:
                 break
             if job is not None:
                 job.future.cancel()
         for _ in self._threads:
-            self._jobs.put(None)
+            self._jobs.put((LAST, next(self._order), None))
         self.slots.close()
         for t in self._threads:
             t.join(timeout=wait_s / max(1, len(self._threads)))

@@ -25,14 +25,17 @@ class ReferenceError(RuntimeError):
 
 class ReferenceService:
     def __init__(self, device: str, precision: str, threads: int, cache_dir: str, timeout_s: float = 900.0,
-                 env: dict[str, str] | None = None, cores: tuple[int, ...] = ()):
+                 env: dict[str, str] | None = None, cores: tuple[int, ...] = (), models_kept: int = 1):
         self.env = dict(env or {})
+        self.models_kept = models_kept  # reference models kept built at once (one per solution checked at once)
         self.cores = tuple(cores)  # the slot's quiet cores (execute/cores.py); empty: not pinned
         self.device, self.precision, self.threads = device, precision, threads
         self.cache_dir = cache_dir
         self.timeout_s = timeout_s
         self._child: Child | None = None
         self._start_lock = threading.Lock()
+        # one request and its answer at a time: solutions checked at once share this process (execute/turns.py)
+        self._talk = threading.RLock()
         self._hello_pending = False   # the hello sent by start() has not been answered yet
         self.environment: dict[str, Any] = {}
         self.flags: dict[str, Any] = {}
@@ -53,11 +56,12 @@ class ReferenceService:
         self._child = Child("kerneljudge.harness.reference_worker",
                             environment.child_env(self.device, self.threads, self.cache_dir, self.env))
         pin_tree(self._child.proc.pid, self.cores)
-        self._child.send({"cmd": "hello", "device": self.device, "threads": self.threads})
+        self._child.send({"cmd": "hello", "device": self.device, "threads": self.threads,
+                          "models_kept": self.models_kept})
         self._hello_pending = True
 
     def _ensure(self) -> Child:
-        with self._start_lock:
+        with self._talk, self._start_lock:
             if not self._running():
                 self._spawn()
             if self._hello_pending:
@@ -68,11 +72,14 @@ class ReferenceService:
         return self._child
 
     def _request(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        try:
-            self._child.send(header)
-        except Exception:
-            pass  # a dead process: _answer says why
-        return self._answer()
+        """Send one request (starting the process if need be) and read its answer, while no other thread talks."""
+        with self._talk:
+            self._ensure()
+            try:
+                self._child.send(header)
+            except Exception:
+                pass  # a dead process: _answer says why
+            return self._answer()
 
     def _answer(self) -> tuple[dict[str, Any], list[Any]]:
         child = self._child
@@ -97,7 +104,6 @@ class ReferenceService:
         Returns {"outputs": per seed, the output's structure and tensor sizes (the values never leave that
         process), "workload": the counts the numerics bounds use (harness/arithmetic.py) or None}.
         """
-        self._ensure()
         reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
                                   "precision": self.precision})
@@ -130,7 +136,6 @@ class ReferenceService:
                    warm: bool = False, tf32: bool = False, budget_s: float = 2.0) -> dict[str, Any]:
         """One round of reference timing (or, with warm=True, its warm-up): {"samples", "overheads", "clocks"}
         or {"warm": [...]}. The orchestrator interleaves these rounds with the solution's."""
-        self._ensure()
         reply, _ = self._request({"cmd": "time_round", "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "device": self.device, "precision": self.precision,
                                   "calls": calls, "warm": warm, "tf32": tf32, "budget_s": budget_s})
@@ -139,7 +144,6 @@ class ReferenceService:
     def device_time(self, problem_path: str, preset: dict[str, Any], init_seed: int, seed: int, *,
                     tf32: bool = False, budget_s: float = 0.5) -> dict[str, Any]:
         """The reference's device time: {"method", "median_ms", ...} (harness/device_clock.py)."""
-        self._ensure()
         reply, _ = self._request({"cmd": "device_time", "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seed": seed, "device": self.device,
                                   "precision": self.precision, "tf32": tf32, "budget_s": budget_s})
@@ -148,7 +152,6 @@ class ReferenceService:
     def count(self, problem_path: str) -> dict[str, Any]:
         """The problem's FLOPs and bytes at its default size, counted in this warm process on its GPU or on the
         meta device (the reply of the lint worker's "sol" command; see suite/sol.py)."""
-        self._ensure()
         try:
             return self._request({"cmd": "count", "problem_path": problem_path, "device": self.device})[0]
         except ReferenceError as exc:  # the problem cannot be counted (or the process failed and was closed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import secrets
 import sys
 import time
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -20,7 +21,11 @@ from .. import channel
 from . import compare, device_clock, ipc, loading, tf32_floor, timing, work_count, worker
 from .arithmetic import arithmetic_profile
 
-_models: dict[tuple, tuple[Any, torch.nn.Module]] = {}
+# the reference models in use, most recent last: as many as solutions are checked at once, plus the one being
+# timed (the hello says how many), so that solutions of different problems do not rebuild each other's models
+_models: OrderedDict[tuple, tuple[Any, torch.nn.Module]] = OrderedDict()
+_limits = {"models": 1}
+SMALL_ENTRIES = 64   # per-model counts (workload, floor) kept at most
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
 _timers: dict[str, timing.Timer] = {}
 _workloads: dict[tuple, dict[str, Any] | None] = {}
@@ -44,7 +49,7 @@ def _workload(msg: dict[str, Any], problem: Any, model: torch.nn.Module) -> dict
     counted once per model on one forward; None if it cannot be counted (the bounds then assume 1)."""
     key = _model_key(msg)
     if key not in _workloads:
-        _workloads.clear()
+        _bound(_workloads)
         try:
             inputs = loading.make_inputs(problem, msg["seeds"][0], msg["device"], msg["precision"])
             _workloads[key] = arithmetic_profile(model, inputs, flops=False)
@@ -61,17 +66,25 @@ def _floor(msg: dict[str, Any], problem: Any, model: torch.nn.Module,
         return []
     key = _model_key(msg)
     if key not in _floors:
-        _floors.clear()
+        _bound(_floors)
         _floors[key] = tf32_floor.measure(problem, model, msg["seeds"], msg["device"], expected)
     return _floors[key]
 
 
+def _bound(kept: dict) -> None:
+    while len(kept) >= SMALL_ENTRIES:
+        kept.pop(next(iter(kept)))
+
+
 def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
     key = _model_key(msg)
-    if key not in _models:
-        _models.clear()  # one problem at a time keeps device memory bounded
-        if msg["device"] == "cuda":
-            torch.cuda.empty_cache()
+    if key in _models:
+        _models.move_to_end(key)
+    else:
+        while len(_models) >= _limits["models"]:  # a bounded number of models keeps device memory bounded
+            _models.popitem(last=False)
+            if msg["device"] == "cuda":
+                torch.cuda.empty_cache()
         problem = loading.load_module(msg["problem_path"], msg.get("preset"))
         init_inputs = loading.make_init_inputs(problem, msg["init_seed"])
         model = loading.build_model(problem.Model, init_inputs, msg["init_seed"], msg["device"], msg["precision"])
@@ -80,6 +93,7 @@ def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
 
 
 def handle_hello(msg: dict[str, Any], fd: int) -> None:
+    _limits["models"] = max(1, int(msg.get("models_kept") or 1))
     flags = worker.pin_global_flags(msg["device"], msg.get("threads", 1))
     channel.send(fd, {"status": "ok", "environment": worker.environment(msg["device"]), "flags": flags})
 

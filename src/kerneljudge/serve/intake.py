@@ -23,7 +23,8 @@ from ..problem import ProblemError, read_problem, sha256_text
 from ..types import JudgeOptions
 
 ITEM_KEYS = ("problem", "problem_text", "solution_text", "options")
-SERVER_ONLY = ("cache_dir", "reserved_cores")   # the service machine's paths and cores: never a client's choice
+# the service machine's paths, cores and device sharing: never a client's choice
+SERVER_ONLY = ("cache_dir", "reserved_cores", "checks_at_once")
 MAX_TRIALS = 100
 MAX_TIME_BUDGET_S = 60.0
 MAX_TEXT_CHARS = 1 << 20              # per text, on top of the request size limit

@@ -1,0 +1,141 @@
+"""Whose turn it is on a device: checks may share it, timing has it alone.
+
+Checking a solution (its reference outputs, trials, held-out shapes) only needs the device to compute the
+right values, which it does whoever else runs there: each process has its own CUDA context, and no value
+crosses between them. Timing needs the device to itself. So several solutions may be checked at once (up to
+a limit the caller names), while a timing phase waits until the device is empty and keeps everyone else out
+until it ends. A timing phase that waits stops new checks from starting, so timing never starves behind a
+stream of checks.
+
+    turns = DeviceTurns()
+    with turns.shared(limit=4):   # reference outputs, trials: up to four solutions at once
+        ...
+    with turns.alone():           # interleaved timing, device clock: no one else on the device
+        ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+
+CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the options say otherwise
+
+
+def checks_at_once(options: Any, device: str) -> int:
+    """How many solutions may be checked on one device at once: `options.checks_at_once`, else four on a GPU
+    (each holds its model, inputs and outputs in device memory meanwhile) and one on the CPU (whose cores
+    the builds need)."""
+    chosen = getattr(options, "checks_at_once", None)
+    if chosen:
+        return max(1, int(chosen))
+    return CHECKS_AT_ONCE_GPU if device == "cuda" else 1
+
+
+class DeviceTurns:
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._sharing = 0           # checking phases on the device now
+        self._alone = False         # a timing phase holds the device
+        self._waiting_alone = 0     # timing phases waiting for their turn
+        self._entries = 0           # checking phases started so far
+
+    def take_shared(self, limit: int) -> tuple[int, bool]:
+        """Wait until no timing phase holds or waits for the device and fewer than `limit` share it. Returns
+        (a mark for drop_shared, whether another check is on the device)."""
+        limit = max(1, limit)
+        with self._cond:
+            self._cond.wait_for(lambda: not self._alone and not self._waiting_alone and self._sharing < limit)
+            self._sharing += 1
+            self._entries += 1
+            return self._entries, self._sharing > 1
+
+    def drop_shared(self, mark: int = 0) -> bool:
+        """End a checking phase; True when another one started on the device since `mark` (take_shared's)."""
+        with self._cond:
+            self._sharing -= 1
+            self._cond.notify_all()
+            return bool(mark) and self._entries != mark
+
+    def take_alone(self) -> None:
+        """Wait until no one else is on the device, then hold it alone."""
+        with self._cond:
+            self._waiting_alone += 1
+            try:
+                self._cond.wait_for(lambda: not self._alone and self._sharing == 0)
+            finally:
+                self._waiting_alone -= 1
+            self._alone = True
+
+    def drop_alone(self) -> None:
+        with self._cond:
+            self._alone = False
+            self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def shared(self, limit: int = 1) -> Iterator[None]:
+        mark, _ = self.take_shared(limit)
+        try:
+            yield
+        finally:
+            self.drop_shared(mark)
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        self.take_alone()
+        try:
+            yield
+        finally:
+            self.drop_alone()
+
+    def busy(self) -> bool:
+        with self._cond:
+            return self._alone or self._sharing > 0
+
+    def status(self) -> dict[str, int | bool]:
+        with self._cond:
+            return {"checking": self._sharing, "timing": self._alone, "waiting_to_time": self._waiting_alone}
+
+
+class Hold:
+    """One judgement's turn on a device, switched between checking (shared) and timing (alone) as its phases
+    go. `waited(seconds)` hears of every wait; `timing(True/False)` of every start and end of a timing turn
+    (where the caller moves the solution's process onto the quiet cores and off them again)."""
+
+    def __init__(self, turns: DeviceTurns, limit: int, waited: Callable[[float], None],
+                 timing: Callable[[bool], None] = lambda alone: None):
+        self.turns, self.limit, self._waited, self._timing = turns, limit, waited, timing
+        self.mode = ""   # "", "shared" or "alone"
+        self.crowded = False   # another solution was checked on the device during one of our checks
+        self._mark = 0
+
+    def check(self) -> None:
+        if self.mode != "shared":
+            self.release()
+            started = time.monotonic()
+            self._mark, others = self.turns.take_shared(self.limit)
+            self._waited(time.monotonic() - started)
+            self.crowded |= others
+            self.mode = "shared"
+
+    def time(self) -> None:
+        if self.mode != "alone":
+            self.release()
+            started = time.monotonic()
+            self.turns.take_alone()
+            self._waited(time.monotonic() - started)
+            self.mode = "alone"
+            self._timing(True)
+
+    def release(self) -> None:
+        if self.mode == "shared":
+            self.crowded |= self.turns.drop_shared(self._mark)
+        elif self.mode == "alone":
+            try:
+                self._timing(False)
+            finally:
+                self.turns.drop_alone()
+        self.mode = ""

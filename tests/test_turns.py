@@ -1,0 +1,187 @@
+"""Turns on a device: checks share it up to a limit, timing has it alone, and a waiting timing phase goes first."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from .conftest import FIXTURES
+
+from kerneljudge.execute.pool import JudgePool
+from kerneljudge.execute.turns import DeviceTurns, Hold, checks_at_once
+from kerneljudge.problem import read_problem
+from kerneljudge.types import JudgeOptions
+
+
+def _start(target) -> threading.Thread:
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    return t
+
+
+def _soon(predicate, seconds: float = 5.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_checks_share_up_to_the_limit():
+    turns = DeviceTurns()
+    assert turns.take_shared(2) == (1, False)
+    assert turns.take_shared(2) == (2, True)
+    third = _start(lambda: turns.take_shared(2))
+    assert not _soon(lambda: not third.is_alive(), 0.3)      # a third check waits
+    turns.drop_shared()
+    third.join(5)
+    assert not third.is_alive() and turns.status()["checking"] == 2
+
+
+def test_timing_waits_for_checks_to_end_and_keeps_new_ones_out():
+    turns = DeviceTurns()
+    turns.take_shared(4)
+    timer = _start(turns.take_alone)
+    assert _soon(lambda: turns.status()["waiting_to_time"] == 1)
+    late_check = _start(lambda: turns.take_shared(4))
+    time.sleep(0.2)
+    # the device has room for more checks, but a timing phase is waiting: the new check waits behind it
+    assert late_check.is_alive() and timer.is_alive()
+    turns.drop_shared()
+    timer.join(5)
+    assert not timer.is_alive() and turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0}
+    assert late_check.is_alive()                               # nothing shares the device with a timing phase
+    turns.drop_alone()
+    late_check.join(5)
+    assert not late_check.is_alive() and turns.status()["checking"] == 1
+
+
+def test_one_timing_phase_at_a_time():
+    turns = DeviceTurns()
+    turns.take_alone()
+    second = _start(turns.take_alone)
+    assert not _soon(lambda: not second.is_alive(), 0.3)
+    turns.drop_alone()
+    second.join(5)
+    assert not second.is_alive() and turns.busy()
+
+
+def test_a_hold_switches_turns_and_reports_waits_and_timing():
+    turns = DeviceTurns()
+    waits, timing = [], []
+    hold = Hold(turns, 2, waits.append, timing.append)
+    hold.check()
+    hold.check()                                               # already checking: nothing changes
+    assert turns.status()["checking"] == 1 and timing == []
+    hold.time()
+    assert turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0} and timing == [True]
+    hold.check()
+    assert timing == [True, False] and turns.status()["checking"] == 1
+    hold.release()
+    assert not turns.busy() and len(waits) == 3 and all(w >= 0 for w in waits)
+    assert not hold.crowded                                    # it was checked alone every time
+
+
+def test_a_hold_knows_when_another_check_shared_the_device():
+    turns = DeviceTurns()
+    first, second, later = (Hold(turns, 2, lambda s: None) for _ in range(3))
+    first.check()
+    second.check()          # the device already had a check on it
+    second.release()
+    first.release()         # another check came while it was on the device
+    later.check()
+    later.release()         # alone throughout
+    assert first.crowded and second.crowded and not later.crowded
+
+
+def test_checks_at_once_defaults_and_option():
+    assert checks_at_once(JudgeOptions(device="cpu"), "cpu") == 1
+    assert checks_at_once(JudgeOptions(device="cpu"), "cuda") == 4
+    assert checks_at_once(JudgeOptions(device="cpu", checks_at_once=3), "cuda") == 3
+
+
+class _RecordingTurns(DeviceTurns):
+    """DeviceTurns that checks, at every change, that timing never shares the device, and keeps a log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, int]] = []
+        self.most_checking = 0
+        self.broken: list[str] = []
+
+    def _note(self, what: str) -> None:
+        state = self.status()
+        self.most_checking = max(self.most_checking, int(state["checking"]))
+        if state["timing"] and state["checking"]:
+            self.broken.append(f"{what}: {state}")
+        self.log.append((what, threading.get_ident()))
+
+    def take_shared(self, limit: int) -> tuple[int, bool]:
+        taken = super().take_shared(limit)
+        self._note("check")
+        return taken
+
+    def take_alone(self) -> None:
+        super().take_alone()
+        self._note("time")
+
+
+def test_a_pool_checks_two_solutions_at_once_and_times_each_alone(cache_dir):
+    options = JudgeOptions(device="cpu", policy="lenient", trials=2, time_budget_s=0.2, cache_dir=cache_dir,
+                           checks_at_once=2)
+    problem = read_problem(FIXTURES / "problems" / "scale_relu.py")
+    with JudgePool(options, workers=2) as pool:
+        turns = pool.lanes[0].turns = _RecordingTurns()
+        futures = [pool.submit(problem, FIXTURES / "solutions" / "torch_plain.py") for _ in range(2)]
+        verdicts = [f.result(300) for f in futures]
+    assert [v.verdict for v in verdicts] == ["correct", "correct"] and all(v.speedup for v in verdicts)
+    assert not turns.broken and turns.most_checking <= 2
+    # each judgement: checks (reference outputs, trials), timing, checks (held-out shapes), timing (device clock)
+    for thread in {t for _, t in turns.log}:
+        assert [w for w, t in turns.log if t == thread] == ["check", "time", "check", "time"]
+    assert all("wait_for_device" in v.phases_s for v in verdicts)
+
+
+class _AlwaysCrowded(DeviceTurns):
+    """Turns where another solution always seems to be checked at the same time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks_taken = 0
+
+    def take_shared(self, limit: int) -> tuple[int, bool]:
+        mark, _ = super().take_shared(limit)
+        self.checks_taken += 1
+        return mark, True
+
+
+OOM_SOLUTION = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(dim))
+
+    def forward(self, x):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 80.00 GiB")
+'''
+
+
+def test_running_out_of_memory_beside_other_checks_is_judged_again_alone(cache_dir, tmp_path):
+    from kerneljudge.api import Judge
+
+    solution = tmp_path / "oom.py"
+    solution.write_text(OOM_SOLUTION)
+    options = JudgeOptions(device="cpu", policy="lenient", trials=2, timing=False, cache_dir=cache_dir,
+                           checks_at_once=2)
+    with Judge(options, warm_start=False) as judge:
+        judge.slot.turns = turns = _AlwaysCrowded()
+        verdict = judge.judge(FIXTURES / "problems" / "scale_relu.py", solution)
+        # the second judgement checks alone, so it can neither be crowded nor run a third time
+        assert verdict.verdict == "runtime_error" and "checked_alone_again" in verdict.flags
+        assert turns.checks_taken == 2
+        plain = judge.judge(FIXTURES / "problems" / "scale_relu.py", FIXTURES / "solutions" / "torch_plain.py")
+        assert plain.verdict == "correct" and "checked_alone_again" not in plain.flags
