@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# One device call: the cold-cache throughput batch after checks started sharing the GPU (timing still alone),
-# solutions with nothing to build went first and twice as many solutions as cores were in flight. Two batches:
-# the mixed one of earlier results (40 CUDA load_inline + 10 Triton) and one of CUDA solutions only.
-# Lands in OUT/turns/.
+# One device call after checks started sharing the GPU (timing still alone, at most four judgements with
+# state on the device, a problem with over 1 GiB of outputs checked alone), solutions with nothing to build
+# first and twice as many solutions as cores in flight: the cold-cache throughput batch of earlier results
+# (40 CUDA load_inline + 10 Triton), then every GPU fixture's verdict against its label. Lands in OUT/turns/.
 #
 #     bash scripts/h200_turns_session.sh "$OUT"          # ~8 minutes; run from the repository root
 set -u
 OUT=${1:?usage: h200_turns_session.sh OUT_DIR}
 . scripts/device_steps.sh
 session_start "$OUT/turns"
-step bench_mixed 270 python3 scripts/gpu_report.py bench --count 40 --triton 10 --out "$W/mixed"
-step bench_cuda 270 python3 scripts/gpu_report.py bench --count 48 --out "$W/cuda"
+step bench 250 python3 scripts/gpu_report.py bench --count 40 --triton 10 --out "$W"
+pkill -9 -f 'kerneljudge\.' 2>/dev/null; sleep 1   # whatever a cut-short batch left behind
+step fixtures 205 python3 scripts/gpu_report.py fixtures --out "$W" --cache /tmp/kj-turns-cache
 cat "$W/steps.txt"

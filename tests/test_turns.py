@@ -50,7 +50,7 @@ def test_timing_waits_for_checks_to_end_and_keeps_new_ones_out():
     assert late_check.is_alive() and timer.is_alive()
     turns.drop_shared()
     timer.join(5)
-    assert not timer.is_alive() and turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0}
+    assert not timer.is_alive() and turns.status()["timing"] and not turns.status()["checking"]
     assert late_check.is_alive()                               # nothing shares the device with a timing phase
     turns.drop_alone()
     late_check.join(5)
@@ -75,11 +75,13 @@ def test_a_hold_switches_turns_and_reports_waits_and_timing():
     hold.check()                                               # already checking: nothing changes
     assert turns.status()["checking"] == 1 and timing == []
     hold.time()
-    assert turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0} and timing == [True]
+    assert turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0, "admitted": 1}
+    assert timing == [True]
     hold.check()
     assert timing == [True, False] and turns.status()["checking"] == 1
     hold.release()
     assert not turns.busy() and len(waits) == 3 and all(w >= 0 for w in waits)
+    assert turns.status()["admitted"] == 0
     assert not hold.crowded                                    # it was checked alone every time
 
 
@@ -185,3 +187,34 @@ def test_running_out_of_memory_beside_other_checks_is_judged_again_alone(cache_d
         assert turns.checks_taken == 2
         plain = judge.judge(FIXTURES / "problems" / "scale_relu.py", FIXTURES / "solutions" / "torch_plain.py")
         assert plain.verdict == "correct" and "checked_alone_again" not in plain.flags
+
+
+def test_at_most_limit_judgements_keep_state_on_the_device():
+    turns = DeviceTurns()
+    first, second, third = (Hold(turns, 2, lambda s: None) for _ in range(3))
+    first.check()
+    second.check()
+    second._drop()          # between two of its turns: no phase on the device, but its outputs are there
+    assert turns.status()["checking"] == 1 and turns.status()["admitted"] == 2
+    entered = threading.Event()
+    _start(lambda: (third.check(), entered.set()))
+    assert not entered.wait(0.3)     # room for another check phase, none for another judgement's state
+    second.release()
+    assert entered.wait(5) and turns.status()["admitted"] == 2 and turns.status()["checking"] == 2
+
+
+def test_a_large_problem_keeps_the_device_alone_after_its_reference_outputs(cache_dir, monkeypatch):
+    from kerneljudge.execute import turns as turns_module
+
+    monkeypatch.setattr(turns_module, "SHARED_OUTPUT_BYTES", 0)    # every problem counts as large
+    options = JudgeOptions(device="cpu", policy="lenient", trials=2, time_budget_s=0.2, cache_dir=cache_dir,
+                           checks_at_once=2)
+    problem = read_problem(FIXTURES / "problems" / "scale_relu.py")
+    with JudgePool(options, workers=2) as pool:
+        turns = pool.lanes[0].turns = _RecordingTurns()
+        verdicts = [f.result(300) for f in [pool.submit(problem, FIXTURES / "solutions" / "torch_plain.py")
+                                            for _ in range(2)]]
+    assert [v.verdict for v in verdicts] == ["correct", "correct"] and not turns.broken
+    # the reference outputs are computed in a shared turn; everything after them in one turn alone
+    for thread in {t for _, t in turns.log}:
+        assert [w for w, t in turns.log if t == thread] == ["check", "time"]

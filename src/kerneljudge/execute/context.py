@@ -59,6 +59,7 @@ class Context:
     phases: dict[str, float] = field(default_factory=dict)
     numerics: dict[str, Any] | None = None   # the worst error seen on any checked output
     max_error: dict[str, Any] | None = None
+    expected_bytes: int = 0   # the size of the outputs the reference process keeps for the last expect()
     # answers a build request the child sends in the middle of a command (the trusted builder): given the
     # request and the seconds left, returns the answer to send back
     on_build: Callable[[Any, float], dict[str, Any]] | None = None
@@ -116,7 +117,9 @@ class Context:
 
     def expect(self, preset: dict[str, Any], seeds: list[int]) -> None:
         """The reference process computes and keeps the outputs for these seeds (indices 0..n-1)."""
-        self.workload = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)["workload"]
+        kept = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
+        self.workload = kept["workload"]
+        self.expected_bytes = sum(int(n) for out in kept["outputs"] for n in out.get("nbytes", []))
 
     def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
         """A request whose answer is an output: shared by CUDA IPC, or written to a fresh file in the exchange

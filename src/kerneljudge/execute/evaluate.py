@@ -318,6 +318,8 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: tur
     check_seeds = {i: secrets.randbits(62) for i in check_at}
     with ctx.phase("reference_outputs"):
         ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+    if ctx.expected_bytes > turns.SHARED_OUTPUT_BYTES:
+        hold.check_alone()  # too large to share the device's memory with other solutions' checks
     with ctx.phase("init"):
         ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
     with ctx.phase("trials"):

@@ -23,6 +23,11 @@ from typing import Any, Callable, Iterator
 
 
 CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the options say otherwise
+# A solution whose expected outputs are larger than this is checked alone: the reference process keeps every
+# checked output of every solution it checks at once, and one such problem (1.25 GiB outputs, eight kept)
+# beside three others can leave too little device memory, so that outputs are kept and compared in host
+# memory, a hundred times slower (seen on the H200 with KernelBench-sized elementwise problems).
+SHARED_OUTPUT_BYTES = 1 << 30
 
 
 def checks_at_once(options: Any, device: str) -> int:
@@ -42,6 +47,19 @@ class DeviceTurns:
         self._alone = False         # a timing phase holds the device
         self._waiting_alone = 0     # timing phases waiting for their turn
         self._entries = 0           # checking phases started so far
+        self._admitted = 0          # judgements with state on the device (Hold: from first turn to release)
+
+    def admit(self, limit: int) -> None:
+        """Wait until fewer than `limit` judgements have state on the device (their inputs, outputs and the
+        reference's kept outputs stay there between their turns), then count one more."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._admitted < max(1, limit))
+            self._admitted += 1
+
+    def leave(self) -> None:
+        with self._cond:
+            self._admitted -= 1
+            self._cond.notify_all()
 
     def take_shared(self, limit: int) -> tuple[int, bool]:
         """Wait until no timing phase holds or waits for the device and fewer than `limit` share it. Returns
@@ -97,25 +115,31 @@ class DeviceTurns:
 
     def status(self) -> dict[str, int | bool]:
         with self._cond:
-            return {"checking": self._sharing, "timing": self._alone, "waiting_to_time": self._waiting_alone}
+            return {"checking": self._sharing, "timing": self._alone, "waiting_to_time": self._waiting_alone,
+                    "admitted": self._admitted}
 
 
 class Hold:
-    """One judgement's turn on a device, switched between checking (shared) and timing (alone) as its phases
-    go. `waited(seconds)` hears of every wait; `timing(True/False)` of every start and end of a timing turn
-    (where the caller moves the solution's process onto the quiet cores and off them again)."""
+    """One judgement's turns on a device, switched between checking (shared) and timing (alone) as its phases
+    go. Its first turn waits to be admitted (at most `limit` judgements have state on the device at once);
+    release() ends its last turn and makes room. `waited(seconds)` hears of every wait; `timing(True/False)`
+    of every start and end of a turn alone (where the caller moves the solution's process onto the quiet cores
+    and off them again)."""
 
     def __init__(self, turns: DeviceTurns, limit: int, waited: Callable[[float], None],
                  timing: Callable[[bool], None] = lambda alone: None):
         self.turns, self.limit, self._waited, self._timing = turns, limit, waited, timing
         self.mode = ""   # "", "shared" or "alone"
+        self.admitted = False
+        self.alone_only = False   # checks too take the device alone (a large problem)
         self.crowded = False   # another solution was checked on the device during one of our checks
         self._mark = 0
 
     def check(self) -> None:
-        if self.mode != "shared":
-            self.release()
-            started = time.monotonic()
+        if self.alone_only:
+            self.time()
+        elif self.mode != "shared":
+            started = self._switch()
             self._mark, others = self.turns.take_shared(self.limit)
             self._waited(time.monotonic() - started)
             self.crowded |= others
@@ -123,19 +147,41 @@ class Hold:
 
     def time(self) -> None:
         if self.mode != "alone":
-            self.release()
-            started = time.monotonic()
+            started = self._switch()
             self.turns.take_alone()
             self._waited(time.monotonic() - started)
             self.mode = "alone"
             self._timing(True)
 
+    def check_alone(self) -> None:
+        """From now on, checks too have the device alone."""
+        self.alone_only = True
+        self.time()
+
     def release(self) -> None:
-        if self.mode == "shared":
+        """End the current turn and leave the device."""
+        try:
+            self._drop()
+        finally:
+            if self.admitted:
+                self.admitted = False
+                self.turns.leave()
+
+    def _switch(self) -> float:
+        """End the current turn (being admitted first if this is the first); when the wait began."""
+        started = time.monotonic()
+        self._drop()
+        if not self.admitted:
+            self.turns.admit(self.limit)
+            self.admitted = True
+        return started
+
+    def _drop(self) -> None:
+        mode, self.mode = self.mode, ""
+        if mode == "shared":
             self.crowded |= self.turns.drop_shared(self._mark)
-        elif self.mode == "alone":
+        elif mode == "alone":
             try:
                 self._timing(False)
             finally:
                 self.turns.drop_alone()
-        self.mode = ""
