@@ -102,28 +102,3 @@ def _cmdline(pid: int) -> str:
     except OSError:
         return ""
 
-
-def test_solutions_with_nothing_to_build_go_first(cache_dir, tmp_path):
-    from kerneljudge.execute.pool import _rank
-
-    solutions = FIXTURES / "solutions"
-    assert _rank(solutions / "correct_cpp_scale_relu.py") == 1 and _rank(solutions / "torch_plain.py") == 0
-    assert _rank(solutions / "correct_triton_row_sum.py") == 0 and _rank(tmp_path / "missing.py") == 1
-    options = JudgeOptions(device="cpu", policy="lenient", timing=False, trials=2, cache_dir=cache_dir)
-    gate, started = threading.Event(), []
-
-    def note(name):
-        def on_start():
-            started.append(name)
-            raise RuntimeError("stop here")    # ends the job before anything is judged
-        return on_start
-
-    with JudgePool(options, workers=1) as pool:
-        first = pool.submit(read_problem(SCALE_RELU), solutions / "torch_plain.py", on_start=gate.wait)
-        later = [pool.submit(read_problem(SCALE_RELU), solutions / name, on_start=note(name))
-                 for name in ("correct_cpp_scale_relu.py", "torch_plain.py", "correct_triton_row_sum.py")]
-        gate.set()
-        assert first.result(120).verdict == "correct"
-        for f in later:
-            f.exception(30)
-    assert started == ["torch_plain.py", "correct_triton_row_sum.py", "correct_cpp_scale_relu.py"]

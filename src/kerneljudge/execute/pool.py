@@ -6,11 +6,10 @@
 
 One lane per device: per visible GPU (or the one CPU) its turns (execute/turns.py) and a trusted reference
 process (one per precision/threads/cache a job asks for, started on first use). A fixed number of daemon
-worker threads take jobs, those with nothing to build first and the rest in the order they were submitted;
-each picks the least busy lane, builds the solution (that part runs alongside other builds) and then waits
-for turns on the lane's device: a few solutions may be checked there at once, one at a time is timed, as
-execute/evaluate.py enforces. Builds and runs happen in disposable child processes; this process never
-imports a solution.
+worker threads take jobs in the order they were submitted; each picks the least busy lane, builds the
+solution (that part runs alongside other builds) and then waits for turns on the lane's device: a few
+solutions may be checked there at once, one at a time is timed, as execute/evaluate.py enforces. Builds and
+runs happen in disposable child processes; this process never imports a solution.
 
 Any number of GPUs: the lanes are the GPUs in CUDA_VISIBLE_DEVICES (or all that torch counts), or those
 passed as `gpus`. A solution's child and the lane's reference process see only their lane's GPU.
@@ -19,7 +18,6 @@ passed as `gpus`. A solution's child and the lane's reference process see only t
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 import queue
 import secrets
@@ -29,9 +27,6 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .. import pyast
-from ..analysis.backend import find_builds
-from ..analysis.python_ast import Index
 from ..problem import Problem
 from ..types import JudgeOptions, Verdict
 from . import environment
@@ -40,18 +35,6 @@ from .turns import CHECKS_AT_ONCE_GPU, DeviceTurns
 
 
 CHILD_MARK = "KJ_POOL_CHILD"
-LAST = 2   # the rank of the stop marks close() queues
-
-
-def _rank(solution_path: str | Path) -> int:
-    """0 for a solution that builds nothing (Triton, plain PyTorch): it goes to the device while the builds of
-    the others run; 1 for one that calls load_inline or load, or whose source cannot be read or parsed here
-    (evaluate() says why)."""
-    try:
-        index = Index(pyast.parse(Path(solution_path).read_text()))
-        return 1 if find_builds(index) else 0
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return 1
 
 
 def kill_marked_children(mark: str) -> int:
@@ -101,11 +84,11 @@ def visible_gpus() -> list[str]:
 
 
 def default_workers(device: str) -> int:
-    """Solutions in flight at once: on a GPU machine twice the cores, since the builder runs only one build
-    per build core and the rest of the batch (Triton solutions, reused builds) is checked on the GPU while
-    those builds run; two on the CPU (the judged run shares the cores with the builds there)."""
+    """Solutions in flight at once: every core on a GPU machine (builds overlap), two on the CPU (the
+    judged run shares the cores with the builds there). Twice the cores on the H200 made the first wave of
+    builds slower (86-90 s against 63-70 s; results/2026-12-02-h200-device-turns.md)."""
     cores = os.cpu_count() or 1
-    return 2 * cores if device == "cuda" else min(2, cores)
+    return cores if device == "cuda" else min(2, cores)
 
 
 class Lane:
@@ -126,8 +109,8 @@ class Lane:
         return f"cuda:{self.gpu}" if self.gpu is not None else self.device
 
     def status(self) -> dict[str, Any]:
-        return {"device": self.name, "busy": self.turns.busy(), **self.turns.status(), "in_flight": self.assigned,
-                "judged": self.judged}
+        return {"device": self.name, "busy": self.turns.busy(), **self.turns.status(),
+                "in_flight": self.assigned, "judged": self.judged}
 
 
 class SlotSets:
@@ -207,9 +190,7 @@ class JudgePool:
         else:
             self.lanes = [Lane(self.device, None, env)]
         self.slots = SlotSets(self.device, self.lanes, env)
-        # (rank, order, job): solutions with nothing to build go first (_rank), otherwise first come first served
-        self._jobs: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
-        self._order = itertools.count()
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
         self._queued = 0
@@ -227,13 +208,11 @@ class JudgePool:
         the problem's shape plan (execute/shapes.py) when the caller resolved it, else evaluate() does."""
         opts = self._options_for(options)
         future: Future = Future()
-        rank = _rank(solution_path)
         with self._lock:
             if self._closed:
                 raise PoolClosed("the judging pool is closed")
             self._queued += 1
-            self._jobs.put((rank, next(self._order),
-                            _Job(problem, str(solution_path), opts, future, on_start, plan)))
+            self._jobs.put(_Job(problem, str(solution_path), opts, future, on_start, plan))
         return future
 
     def _options_for(self, options: JudgeOptions | None) -> JudgeOptions:
@@ -256,7 +235,7 @@ class JudgePool:
 
     def _work(self) -> None:
         while True:
-            job = self._jobs.get()[2]
+            job = self._jobs.get()
             if job is None:
                 return
             with self._lock:
@@ -310,13 +289,13 @@ class JudgePool:
             self._queued = 0
         while True:
             try:
-                job = self._jobs.get_nowait()[2]
+                job = self._jobs.get_nowait()
             except queue.Empty:
                 break
             if job is not None:
                 job.future.cancel()
         for _ in self._threads:
-            self._jobs.put((LAST, next(self._order), None))
+            self._jobs.put(None)
         self.slots.close()
         for t in self._threads:
             t.join(timeout=wait_s / max(1, len(self._threads)))
