@@ -5,7 +5,8 @@ right values, which it does whoever else runs there: each process has its own CU
 crosses between them. Timing needs the device to itself. So several solutions may be checked at once (up to
 a limit the caller names), while a timing phase waits until the device is empty and keeps everyone else out
 until it ends. A timing phase that waits stops new checks from starting, so timing never starves behind a
-stream of checks.
+stream of checks. Since a judgement keeps its inputs, outputs and the reference's kept outputs on the device
+between its turns, at most the same limit of judgements are admitted to the device at once (`Hold`).
 
     turns = DeviceTurns()
     with turns.shared(limit=4):   # reference outputs, trials: up to four solutions at once
@@ -24,9 +25,9 @@ from typing import Any, Callable, Iterator
 
 CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the options say otherwise
 # A solution whose expected outputs are larger than this is checked alone: the reference process keeps every
-# checked output of every solution it checks at once, and one such problem (1.25 GiB outputs, eight kept)
-# beside three others can leave too little device memory, so that outputs are kept and compared in host
-# memory, a hundred times slower (seen on the H200 with KernelBench-sized elementwise problems).
+# checked output of every solution it checks at once (eight 1.25 GiB outputs for a KernelBench-sized
+# elementwise problem), and where too little device memory is left it keeps and compares them in host memory,
+# far slower; the likely cause of a stalled batch on the H200 (results/2026-12-02-h200-device-turns.md).
 SHARED_OUTPUT_BYTES = 1 << 30
 
 
