@@ -281,6 +281,41 @@ def test_chunked_passes_match_one_pass(monkeypatch):
     assert chunked["worst_element"]["index"] == whole["worst_element"]["index"]
 
 
+def test_finite_mask_is_isfinite():
+    special = [0.0, -0.0, 1.0, -2.5, 1e-45, -1e-40, 3e38, -3e38, math.inf, -math.inf, math.nan]
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        t = torch.tensor(special, dtype=torch.float64).to(dtype)
+        assert torch.equal(numerics._finite(t), torch.isfinite(t)), dtype
+
+
+@pytest.mark.parametrize("kind", ["close", "tf32", "nan_and_inf_in_solution", "nan_and_inf_in_reference",
+                                  "zero_reference", "fp16"])
+def test_skipping_no_op_masks_changes_no_bit(kind, monkeypatch):
+    """The fast path (no masking where every position is finite) against the general one, on every kind of
+    output: the numerics dicts are equal, float for float."""
+    torch.manual_seed(11)
+    ref = torch.randn(40, 77)
+    sol = ref + 1e-6 * torch.randn_like(ref)
+    if kind == "tf32":
+        a, b = torch.randn(40, 300), torch.randn(300, 77)
+        ref, sol = a @ b, rp.round_to_tf32(a) @ rp.round_to_tf32(b)
+    elif kind == "nan_and_inf_in_solution":
+        sol[3, 5], sol[7, 1] = math.nan, math.inf
+    elif kind == "nan_and_inf_in_reference":
+        ref[2, 2], ref[9, 9] = math.nan, -math.inf
+        sol[2, 2], sol[9, 9] = math.nan, -math.inf
+    elif kind == "zero_reference":
+        ref, sol = torch.zeros(40, 77), torch.full((40, 77), 1e-30)
+    elif kind == "fp16":
+        ref, sol = ref.half(), sol.half()
+    monkeypatch.setattr(numerics, "_CHUNK", 1000)   # several chunks, some with special values and some without
+    results = []
+    for skip in (True, False):
+        monkeypatch.setattr(numerics, "SKIP_NO_OP_MASKS", skip)
+        results.append(numerics.measure(ref, sol, "fp32", numerics.Workload(300, 1, 1)))
+    assert results[0] == results[1]
+
+
 def test_tf32_rounding_bits():
     x = torch.tensor([1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 1.0 + 2.0 ** -11 + 2.0 ** -20,
                       -(1.0 + 2.0 ** -10 - 2.0 ** -23), float("inf"), float("nan")])

@@ -111,15 +111,16 @@ class FirstPass:
     def add(self, r: torch.Tensor, s: torch.Tensor) -> None:
         if self.bitwise_equal and not _bitwise_equal(r, s):
             self.bitwise_equal = False
-        self.not_close += int((~torch.isclose(s, r, **KERNELBENCH)).sum())
+        self.not_close += r.numel() - int(torch.isclose(s, r, **KERNELBENCH).sum())
+        finite, sol_finite = _finite(r), _finite(s)   # on the narrow type: the same mask as the float64 copy's
         rd, sd = r.double(), s.double()
-        finite = torch.isfinite(rd)
         if not bool(finite.all()):
             same = (rd == sd) | (torch.isnan(rd) & torch.isnan(sd))
             self.nonfinite_mismatch += int((~same & ~finite).sum())
-            rd, sd = rd[finite], sd[finite]
-        self.sol_nonfinite += int((~torch.isfinite(sd)).sum())
-        err = (torch.where(torch.isfinite(sd), sd, 0.0) - rd).abs()
+            rd, sd, sol_finite = rd[finite], sd[finite], sol_finite[finite]
+        bad = sol_finite.numel() - int(sol_finite.sum())
+        self.sol_nonfinite += bad
+        err = ((torch.where(sol_finite, sd, 0.0) if bad or not SKIP_NO_OP_MASKS else sd) - rd).abs()
         self.count += int(rd.numel())
         self.ref_sq += float((rd * rd).sum())
         self.diff_sq += float((err * err).sum())
@@ -153,13 +154,19 @@ class SecondPass:
     worst: dict[str, Any] = field(default_factory=dict)
 
     def add(self, start: int, r: torch.Tensor, s: torch.Tensor) -> None:
+        finite = _finite(r)
+        both = finite & _finite(s)
         rd, sd = r.double(), s.double()
-        finite = torch.isfinite(rd)
-        both = finite & torch.isfinite(sd)
-        rd, sd = torch.where(both, rd, 0.0), torch.where(both, sd, 0.0)
+        plain = SKIP_NO_OP_MASKS and bool(both.all())   # every position finite on both sides
+        if not plain:
+            rd, sd = torch.where(both, rd, 0.0), torch.where(both, sd, 0.0)
         err = (sd - rd).abs()
-        m = torch.where(finite, torch.clamp(rd.abs(), min=self.scale), 0.0)
-        rel = torch.where(m > 0, err / m, torch.where(err > 0, math.inf, 0.0))
+        if plain and self.scale > 0:  # then m >= scale > 0 everywhere: the masks below would change nothing
+            m = torch.clamp(rd.abs(), min=self.scale)
+            rel = err / m
+        else:
+            m = torch.where(finite, torch.clamp(rd.abs(), min=self.scale), 0.0)
+            rel = torch.where(m > 0, err / m, torch.where(err > 0, math.inf, 0.0))
         at = int(torch.argmax(rel))
         if float(rel[at]) > self.max_rel or not self.worst:
             self.max_rel = float(rel[at])
@@ -173,6 +180,17 @@ class SecondPass:
         if self.override is not None and self.override_ok:
             allowed = self.override.get("atol", 0.0) * self.scale + self.override.get("rtol", 0.0) * rd.abs()
             self.override_ok = bool((err <= allowed).all())
+
+
+# Skip the masking passes where every position is finite (they would change no value). Off: every chunk takes
+# the general path, which tests/test_numerics.py uses to show both give the same result, bit for bit.
+SKIP_NO_OP_MASKS = True
+
+
+def _finite(t: torch.Tensor) -> torch.Tensor:
+    """torch.isfinite(t) in two elementwise passes instead of its four (==, abs, !=, *): x - x is exactly 0
+    for every finite x and NaN for NaN and both infinities. Compares spend most of their time in such passes."""
+    return (t - t) == 0
 
 
 def _bitwise_equal(r: torch.Tensor, s: torch.Tensor) -> bool:
