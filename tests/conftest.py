@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,16 @@ CACHE = os.environ.get("KERNELJUDGE_TEST_CACHE", str(ROOT / ".kj-cache" / "tests
 # each test's own build folder would make its own 800 MB precompiled header in the background:
 # tests/test_pch.py turns it on where it is the subject
 os.environ.setdefault("KERNELJUDGE_PCH", "0")
+
+
+def wait_for(predicate, timeout: float = 20.0, every: float = 0.1) -> bool:
+    """Poll `predicate` until it holds (True) or `timeout` seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(every)
+    return False
 
 
 def has_cuda() -> bool:

@@ -24,6 +24,8 @@ from kerneljudge.execute import environment
 from kerneljudge.sandbox import BoxSpec, describe, launch, probe, spec
 from kerneljudge.sandbox.probing import LAYERS
 
+from .conftest import wait_for
+
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 PACKAGE = ROOT / "src" / "kerneljudge"
@@ -150,24 +152,15 @@ def _daemon_pids(token: str) -> list[int]:
     return pids
 
 
-def _wait_for(predicate, timeout: float = 20.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_a_setsid_daemon_dies_when_the_launcher_is_killed(box):
     token = f"kj-daemon-{secrets.token_hex(6)}"
     proc = subprocess.Popen(box.command([["daemon", token], ["sleep", 120]]), env=box.env(), cwd=box.scratch,
                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _wait_for(lambda: _daemon_pids(token)), "the daemon never started"
+        assert wait_for(lambda: _daemon_pids(token)), "the daemon never started"
         os.killpg(proc.pid, signal.SIGKILL)  # what the judge does to a child: its process group
         proc.wait(timeout=10)
-        assert _wait_for(lambda: not _daemon_pids(token), 10), "the daemon outlived the box"
+        assert wait_for(lambda: not _daemon_pids(token), 10), "the daemon outlived the box"
     finally:
         for pid in _daemon_pids(token):
             os.kill(pid, signal.SIGKILL)
@@ -177,7 +170,7 @@ def test_a_daemon_dies_when_the_boxed_process_exits(box):
     token = f"kj-daemon-{secrets.token_hex(6)}"
     assert box.run([["daemon", token]]) == ["ok"]
     try:
-        assert _wait_for(lambda: not _daemon_pids(token), 10), "the daemon outlived the box"
+        assert wait_for(lambda: not _daemon_pids(token), 10), "the daemon outlived the box"
     finally:
         for pid in _daemon_pids(token):
             os.kill(pid, signal.SIGKILL)
@@ -189,7 +182,7 @@ def test_control_without_the_box_the_daemon_survives(box):
     proc = subprocess.Popen([sys.executable, "-m", "sandbox_actions", json.dumps([["daemon", token], ["sleep", 120]])],
                             env=box.env(), cwd=box.scratch, start_new_session=True, stdout=subprocess.DEVNULL)
     try:
-        assert _wait_for(lambda: _daemon_pids(token))
+        assert wait_for(lambda: _daemon_pids(token))
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         time.sleep(0.5)

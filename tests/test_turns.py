@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, wait_for
 
 from kerneljudge.execute.pool import JudgePool
 from kerneljudge.execute.turns import DeviceTurns, Hold, checks_at_once
@@ -19,21 +19,12 @@ def _start(target) -> threading.Thread:
     return t
 
 
-def _soon(predicate, seconds: float = 5.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def test_checks_share_up_to_the_limit():
     turns = DeviceTurns()
     assert turns.take_shared(2) == (1, False)
     assert turns.take_shared(2) == (2, True)
     third = _start(lambda: turns.take_shared(2))
-    assert not _soon(lambda: not third.is_alive(), 0.3)      # a third check waits
+    assert not wait_for(lambda: not third.is_alive(), 0.3, every=0.01)      # a third check waits
     turns.drop_shared()
     third.join(5)
     assert not third.is_alive() and turns.status()["checking"] == 2
@@ -43,7 +34,7 @@ def test_timing_waits_for_checks_to_end_and_keeps_new_ones_out():
     turns = DeviceTurns()
     turns.take_shared(4)
     timer = _start(turns.take_alone)
-    assert _soon(lambda: turns.status()["waiting_to_time"] == 1)
+    assert wait_for(lambda: turns.status()["waiting_to_time"] == 1, 5.0, every=0.01)
     late_check = _start(lambda: turns.take_shared(4))
     time.sleep(0.2)
     # the device has room for more checks, but a timing phase is waiting: the new check waits behind it
@@ -61,7 +52,7 @@ def test_one_timing_phase_at_a_time():
     turns = DeviceTurns()
     turns.take_alone()
     second = _start(turns.take_alone)
-    assert not _soon(lambda: not second.is_alive(), 0.3)
+    assert not wait_for(lambda: not second.is_alive(), 0.3, every=0.01)
     turns.drop_alone()
     second.join(5)
     assert not second.is_alive() and turns.busy()
