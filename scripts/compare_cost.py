@@ -3,8 +3,9 @@
     python scripts/compare_cost.py [--device cuda] [--elements 335544320] [--repeats 5]
 
 A fp32 output and a solution's output 1e-6 away from it (the common case: every value finite, every chunk
-on the fast path); prints the median wall time of `measure` and, for scale, of one float64 copy of the
-output. The default size is a KernelBench-sized elementwise output (4096 x 81920, 1.25 GiB). On the CPU
+on the fast path); prints the median wall time of `measure` (on a GPU: through the fused Triton passes of
+harness/fused_compare.py, and through the torch passes they replace) and, for scale, of one float64 copy of
+the output. The default size is a KernelBench-sized elementwise output (4096 x 81920, 1.25 GiB). On the CPU
 the timing runs on one thread, as the judge's processes do.
 """
 
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch  # noqa: E402
 
-from kerneljudge.harness import numerics  # noqa: E402
+from kerneljudge.harness import fused_compare, numerics  # noqa: E402
 
 
 def timed(fn, device: str, repeats: int) -> float:
@@ -49,12 +50,24 @@ def main() -> None:
     ref = torch.randn(n, device=args.device, generator=generator)
     sol = ref + 1e-6 * torch.randn(n, device=args.device, generator=generator)
     workload = numerics.Workload(1, 0, 1)
-    numerics.measure(ref, sol, "fp32", workload)   # warm-up (kernels, allocator)
-    seconds = timed(lambda: numerics.measure(ref, sol, "fp32", workload), args.device, args.repeats)
+    paths = {"torch passes": lambda t: False}
+    if fused_compare.usable(ref):
+        paths = {"fused passes": fused_compare.usable, **paths}
+    original = fused_compare.usable
+    found = []
+    for name, choice in paths.items():
+        fused_compare.usable = choice
+        try:
+            numerics.measure(ref, sol, "fp32", workload)   # warm-up (kernels, allocator, Triton's compile)
+            seconds = timed(lambda: numerics.measure(ref, sol, "fp32", workload), args.device, args.repeats)
+        finally:
+            fused_compare.usable = original
+        found.append(f"measure through the {name} {seconds * 1e3:.1f} ms")
+    if fused_compare._broken:
+        found.append(f"(the fused passes failed and the torch passes stood in: {fused_compare._broken[0]})")
     copy = timed(lambda: ref.double(), args.device, args.repeats)
-    print(f"{args.device}: {n} elements: measure {seconds * 1e3:.1f} ms (median of {args.repeats}); "
+    print(f"{args.device}: {n} elements: {'; '.join(found)} (medians of {args.repeats}); "
           f"one float64 copy {copy * 1e3:.1f} ms")
-
 
 if __name__ == "__main__":
     main()

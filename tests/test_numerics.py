@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -390,3 +395,15 @@ def test_transcendental_functions_count_as_several_roundings():
     # and a tanh approximation (about 2^-11) is still no fp32 arithmetic
     approx = F.gelu(inputs[0], approximate="tanh") * inputs[1]
     assert not compare_outputs(out(ref), out(approx), "fp32", None, "fp32", **kwargs).ok
+
+
+def test_fused_gpu_compare_matches_the_torch_path():
+    """harness/fused_compare.py's Triton kernels, run by Triton's interpreter on the CPU, against the torch
+    passes on every kind of output (fp32, fp64, fp16; NaN/Inf, ties, overrides, both contracts)."""
+    pytest.importorskip("triton")
+    probe = Path(__file__).with_name("fused_compare_probe.py")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["ran"] == 42 and report["differences"] == [] and report["broken"] == []

@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from . import fused_compare
 from .error_classes import or_inf, reduced, worse  # noqa: F401  (reduced, worse: re-exported)
 UNIT_ROUNDOFF = {"fp32": 2.0 ** -24, "tf32": 2.0 ** -11, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
 P_FAIL = 1e-6                 # chance that honest arithmetic of a class fails its bound, per comparison
@@ -206,9 +207,7 @@ def measure(ref: torch.Tensor, sol: torch.Tensor, precision: str, workload: Work
     """The numerics dict of one floating output (same shape and dtype as the reference); `tf32_floor`
     ({"rel_l2", "max_rel_err"} of the reference's own TF32 run on this output) raises the tf32 bounds."""
     r, s = ref.reshape(-1), sol.reshape(-1)
-    first = FirstPass()
-    for start in range(0, r.numel(), _CHUNK):
-        first.add(r[start:start + _CHUNK], s[start:start + _CHUNK])
+    first = _first_pass(r, s)
     classes = class_bounds(precision, workload)
     lam_e = lambda_elem(first.count)
     elem_limits = {b.cls: b.bias + lam_e * b.rho for b in classes}
@@ -218,9 +217,7 @@ def measure(ref: torch.Tensor, sol: torch.Tensor, precision: str, workload: Work
         elem_limits["tf32"] = FLOOR_MARGIN * floor["max_rel_err"]
         raised.append("max_rel_err")
     contract_limit = GROSS if contract == "kernelbench" else elem_limits[_loosest_accepted(precision, contract)]
-    second = SecondPass(first.scale, contract_limit, override)
-    for start in range(0, r.numel(), _CHUNK):
-        second.add(start, r[start:start + _CHUNK], s[start:start + _CHUNK])
+    second = _second_pass(r, s, first.scale, contract_limit, override)
     phi = math.sqrt(second.m2 / first.ref_sq) if first.ref_sq > 0 else 1.0
     n_eff = second.m2 ** 2 / second.m4 if second.m4 > 0 else 1.0
     n_peak = second.m2 / second.m_peak if second.m_peak > 0 else 1.0
@@ -256,6 +253,39 @@ def measure(ref: torch.Tensor, sol: torch.Tensor, precision: str, workload: Work
         if not math.isfinite(result[key]):
             result[key] = None
     return result
+
+
+def _first_pass(r: torch.Tensor, s: torch.Tensor) -> FirstPass:
+    if fused_compare.usable(r):   # a large output on the GPU: one Triton kernel (harness/fused_compare.py)
+        try:
+            return FirstPass(**fused_compare.first_pass(r.contiguous(), s.contiguous(), **KERNELBENCH))
+        except Exception as exc:  # never a verdict's concern: the torch passes give the same answer
+            fused_compare.give_up(exc)
+    first = FirstPass()
+    for start in range(0, r.numel(), _CHUNK):
+        first.add(r[start:start + _CHUNK], s[start:start + _CHUNK])
+    return first
+
+
+def _second_pass(r: torch.Tensor, s: torch.Tensor, scale: float, limit: float,
+                 override: dict[str, float] | None) -> SecondPass:
+    second = SecondPass(scale, limit, override)
+    found = None
+    if fused_compare.usable(r):
+        try:
+            found = fused_compare.second_pass(r.contiguous(), s.contiguous(), scale, limit, override)
+        except Exception as exc:
+            fused_compare.give_up(exc)
+    if found is not None:
+        if found["at"] >= 0:   # the worst element's fields, from the torch path on that one element
+            at = found["at"]
+            second.add(at, r[at:at + 1], s[at:at + 1])
+        second.max_rel, second.over, second.override_ok = found["max_rel"], found["over"], found["override_ok"]
+        second.m2, second.m4, second.m_peak = found["m2"], found["m4"], found["m_peak"]
+        return second
+    for start in range(0, r.numel(), _CHUNK):
+        second.add(start, r[start:start + _CHUNK], s[start:start + _CHUNK])
+    return second
 
 
 def _usable_floor(floor: dict[str, Any] | None) -> dict[str, float] | None:
