@@ -213,3 +213,32 @@ def test_the_solution_side_wrapper_builds_through_the_judge(builder, tmp_path, m
     assert requests[-1]["sources"] == [{"name": "twice.cpp", "text": TINY["cpp_sources"][0]}]
     with pytest.raises(TypeError):
         cpp_extension.load_inline("kj_x", ["int x;"], not_an_argument=1)
+
+
+def test_a_build_started_beside_running_ones_runs_at_a_lower_priority(tmp_path, monkeypatch):
+    """The first builds of a wave keep nice 10 and finish first; each started beside n running builds gets
+    10 + n (at most 19); once they end, the next build is back at 10."""
+    builder = Builder(str(tmp_path / "builds"), _env(), cores=tuple(range(12)))   # 12 build slots
+    release, seen = threading.Event(), []
+
+    def run(key, request, deadline, nice):
+        seen.append(nice)
+        release.wait(30)
+        return builder._failure(key, request, "not built (test)", 0.0)
+
+    monkeypatch.setattr(builder, "_run", run)
+    requests = [{**TINY, "name": f"kj_wave{i}", "cpp_sources": [f'extern "C" int kj_wave{i}(void) {{ return {i}; }}']}
+                for i in range(12)]
+    threads = []
+    for i, request in enumerate(requests[:11]):
+        threads.append(threading.Thread(target=builder.build, args=(request, 60)))
+        threads[-1].start()
+        deadline = time.monotonic() + 20
+        while len(seen) < i + 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert seen == [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 19]
+    release.set()
+    for t in threads:
+        t.join(30)
+    builder.build(requests[11], 60)
+    assert seen[-1] == 10

@@ -12,8 +12,10 @@ A folder with a marker is complete: it was made read-only when its build ended, 
 is in the marker, checked again before every reuse and copy. A folder without a marker is debris (a build
 killed mid-way, a judge that died) and is wiped before it is built again. Compiler flags can run programs
 (`-wrapper`, `-fplugin`, `-specs`, and torch writes them unquoted into a ninja file run by /bin/sh), which is
-why the build runs in the box: user, network and PID namespaces, nice 10, and Landlock allowing writes to
-its own folder only. The build never initialises CUDA: TORCH_CUDA_ARCH_LIST comes from the caller.
+why the build runs in the box: user, network and PID namespaces, nice 10 or more, and Landlock allowing
+writes to its own folder only. A build started while others run gets one nice level more per running build
+(up to 19): when a batch starts many builds at once, the first ones get the cores and finish early, so the
+device has work while the rest compile, instead of every build of the wave finishing together. The build never initialises CUDA: TORCH_CUDA_ARCH_LIST comes from the caller.
 CUDA units that include torch/extension.h are tried with torch/types.h first (harness/lean_headers.py;
 KERNELJUDGE_LEAN_HEADERS=0 turns that off); the marker records `lean_headers` when that build served.
 Binding units load a shared precompiled torch/extension.h (harness/pch.py), made the first time a build
@@ -54,6 +56,7 @@ __all__ = ["MAX_SOURCE_BYTES", "BuildRefused", "BuildResult", "Builder", "valida
 FORMAT = 1  # bump when the worker's way of building changes: old folders are then never reused
 LOG_CHARS = 8000
 PCH_TIMEOUT_S = 900.0
+MAX_NICE = 19
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class Builder:
         # the cores only makes every build of a wave finish later, with the GPU waiting
         self.at_once = max(2, len(self.cores or available_cores()))
         self._build_slots = threading.BoundedSemaphore(self.at_once)
+        self._running = 0   # builds compiling now (their count sets a new build's nice level)
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._versions: dict[str, str] = {}
@@ -151,9 +155,22 @@ class Builder:
                     if found is not None:
                         return found
                 waiting = time.monotonic()
-                with self._build_slots:
+                with self._build_slots, self._counted() as running_before:
                     queued = round(time.monotonic() - waiting, 3)
-                    return dataclasses.replace(self._run(key, request, deadline + queued), queued_s=queued)
+                    nice = min(MAX_NICE, self.nice + running_before)
+                    return dataclasses.replace(self._run(key, request, deadline + queued, nice), queued_s=queued)
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[int]:
+        """Count a build as running while it runs; yields how many others were running when it started."""
+        with self._guard:
+            before = self._running
+            self._running += 1
+        try:
+            yield before
+        finally:
+            with self._guard:
+                self._running -= 1
 
     def _thread_lock(self, key: str) -> threading.Lock:
         with self._guard:
@@ -207,7 +224,7 @@ class Builder:
     def _library(self, key: str, name: str) -> str:
         return os.path.join(self._folder(key), "build", f"{name}.so")
 
-    def _run(self, key: str, request: dict[str, Any], deadline: float) -> BuildResult:
+    def _run(self, key: str, request: dict[str, Any], deadline: float, nice: int) -> BuildResult:
         folder = self._folder(key)
         _remove(self._marker_path(key))
         _wipe(folder)
@@ -218,7 +235,7 @@ class Builder:
             os.makedirs(self.pch_root, exist_ok=True)
         box = box_spec.build_box(folder, also_read=[self.pch_root] if self.pch_root else [])
         command = launch.argv(box, "kerneljudge.harness.build_worker", [folder],
-                              landlock_mode="start", nice=self.nice, require=self.require, die_with_parent=True)
+                              landlock_mode="start", nice=nice, require=self.require, die_with_parent=True)
         with self._guard:
             self.builds_started += 1
         started = time.monotonic()
