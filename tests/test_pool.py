@@ -102,3 +102,23 @@ def _cmdline(pid: int) -> str:
     except OSError:
         return ""
 
+
+
+def test_a_batch_submits_solutions_that_compile_nothing_first(tmp_path):
+    from kerneljudge.execute.batch import Job, builds_last
+
+    sources = {
+        "cuda_a.py": "from torch.utils.cpp_extension import load_inline\nm = load_inline('a', '', cuda_sources='x')\n",
+        "triton_a.py": "import triton\n@triton.jit\ndef k(x):\n    pass\n",
+        "cpp_a.py": "from torch.utils.cpp_extension import load_inline\nm = load_inline('b', cpp_sources='int f();')\n",
+        "torch_a.py": "import torch\nclass ModelNew(torch.nn.Module):\n    pass\n",
+        "triton_b.py": "import triton\n@triton.jit\ndef k(x):\n    pass\n",
+        "unreadable.py": None,
+    }
+    for name, text in sources.items():
+        if text is not None:
+            (tmp_path / name).write_text(text)
+    problem = read_problem(SCALE_RELU)
+    todo = [(Job(problem, tmp_path / name), name) for name in sources]
+    assert [key for _, key in builds_last(todo)] == ["triton_a.py", "torch_a.py", "triton_b.py", "cuda_a.py",
+                                                      "cpp_a.py", "unreadable.py"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ..analysis.backend import detect_backend
 from ..jsonl import read_objects
 from ..problem import Problem, sha256_text
 from ..types import JudgeOptions
@@ -77,6 +78,7 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
                say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
     pool.warm(options)   # reference processes start while the first solutions build
     # every problem's shapes (derived small preset, held-out shapes) resolved once, in one probe child
+    todo = builds_last(todo)
     unique = list({job.problem.path: job.problem for job, _ in todo}.values())
     plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, options.cache_dir)))
     futures = {pool.submit(job.problem, job.solution, options, plan=plans.get(job.problem.path)): (job, key)
@@ -89,6 +91,21 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
         results[key] = verdict
         say(f"[{n}/{len(todo)}] {job.problem.id} <- {job.solution.name}: {_summary(verdict)}")
     return results
+
+
+def builds_last(todo: list[tuple[Job, str]]) -> list[tuple[Job, str]]:
+    """Solutions that compile no C++/CUDA extension first, each group in the order given. The device then
+    judges them while the first builds compile, and the batch does not end on them waiting behind a queue of
+    built solutions (a two-stage flow shop, CPU then device, ends soonest with the short first stages first:
+    Johnson's rule). The pool takes jobs in the order they are submitted."""
+    return sorted(todo, key=lambda item: _compiles_an_extension(item[0].solution))
+
+
+def _compiles_an_extension(path: Path) -> bool:
+    try:
+        return detect_backend(path.read_text()) in ("cuda", "cpp")
+    except (OSError, UnicodeDecodeError):
+        return True   # judged anyway; its verdict will say what is wrong with the file
 
 
 def _summary(v: dict[str, Any]) -> str:
