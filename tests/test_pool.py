@@ -104,8 +104,8 @@ def _cmdline(pid: int) -> str:
 
 
 
-def test_a_batch_submits_solutions_that_compile_nothing_first(tmp_path):
-    from kerneljudge.execute.batch import Job, builds_last
+def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_their_own(tmp_path):
+    from kerneljudge.execute.batch import Job, batch_workers, builds_last
 
     sources = {
         "cuda_a.py": "from torch.utils.cpp_extension import load_inline\nm = load_inline('a', '', cuda_sources='x')\n",
@@ -122,3 +122,7 @@ def test_a_batch_submits_solutions_that_compile_nothing_first(tmp_path):
     todo = [(Job(problem, tmp_path / name), name) for name in sources]
     assert [key for _, key in builds_last(todo)] == ["triton_a.py", "torch_a.py", "triton_b.py", "cuda_a.py",
                                                       "cpp_a.py", "unreadable.py"]
+    # on a GPU the three that compile nothing get workers of their own, beyond one per core
+    cores = pool_module.default_workers("cuda")
+    assert batch_workers(todo, "cuda") == cores + min(cores, 3)
+    assert batch_workers(todo, "cpu") == pool_module.default_workers("cpu")

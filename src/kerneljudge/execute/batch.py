@@ -62,7 +62,8 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
         say(f"resuming: {len(keyed) - len(todo)} verdict(s) already in {out_path}, {len(todo)} to judge")
     results: dict[str, dict[str, Any]] = {}
     if todo:
-        workers = max(1, min(jobs_in_parallel or default_workers(device), len(todo)))
+        todo = builds_last(todo)
+        workers = max(1, min(jobs_in_parallel or batch_workers(todo, device), len(todo)))
         owned = isinstance(executor, str)
         pool = open_executor(executor, options, workers=workers, address=address) if owned else executor
         try:
@@ -78,7 +79,6 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
                say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
     pool.warm(options)   # reference processes start while the first solutions build
     # every problem's shapes (derived small preset, held-out shapes) resolved once, in one probe child
-    todo = builds_last(todo)
     unique = list({job.problem.path: job.problem for job, _ in todo}.values())
     plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, options.cache_dir)))
     futures = {pool.submit(job.problem, job.solution, options, plan=plans.get(job.problem.path)): (job, key)
@@ -99,6 +99,17 @@ def builds_last(todo: list[tuple[Job, str]]) -> list[tuple[Job, str]]:
     built solutions (a two-stage flow shop, CPU then device, ends soonest with the short first stages first:
     Johnson's rule). The pool takes jobs in the order they are submitted."""
     return sorted(todo, key=lambda item: _compiles_an_extension(item[0].solution))
+
+
+def batch_workers(todo: list[tuple[Job, str]], device: str) -> int:
+    """Solutions in flight: the pool's default (one per core on a GPU machine), plus on a GPU one per solution
+    that compiles nothing, up to the cores again. Those wait for the device without needing a build slot; had
+    they taken workers from the default, fewer builds would run while they wait (on the H200, ten Triton
+    solutions queued first left six builds running for the first 50 s)."""
+    base = default_workers(device)
+    if device != "cuda":
+        return base
+    return base + min(base, sum(1 for job, _ in todo if not _compiles_an_extension(job.solution)))
 
 
 def _compiles_an_extension(path: Path) -> bool:
