@@ -15,7 +15,8 @@ killed mid-way, a judge that died) and is wiped before it is built again. Compil
 why the build runs in the box: user, network and PID namespaces, nice 10 or more, and Landlock allowing
 writes to its own folder only. A build started while others run gets one nice level more per running build
 (up to 19): when a batch starts many builds at once, the first ones get the cores and finish early, so the
-device has work while the rest compile, instead of every build of the wave finishing together. The build never initialises CUDA: TORCH_CUDA_ARCH_LIST comes from the caller.
+device has work while the rest compile, instead of every build of the wave finishing together. The build
+never initialises CUDA: TORCH_CUDA_ARCH_LIST comes from the caller.
 CUDA units that include torch/extension.h are tried with torch/types.h first (harness/lean_headers.py;
 KERNELJUDGE_LEAN_HEADERS=0 turns that off); the marker records `lean_headers` when that build served.
 Binding units load a shared precompiled torch/extension.h (harness/pch.py), made the first time a build
