@@ -230,3 +230,17 @@ def test_busy_loop_ends_when_its_parent_dies():
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)
+
+
+def test_launch_drift_finds_problems_and_reads_launch_time():
+    drift = load("launch_drift")
+    suite = drift.problem_of(ROOT / "benchmarks" / "solutions" / "level1" / "39_rmsnorm__triton.py")
+    assert suite == ROOT / "src" / "kerneljudge" / "suite" / "level1" / "39_rmsnorm.py"
+    example = drift.problem_of(ROOT / "src" / "kerneljudge" / "examples" / "solutions" / "2_softmax_rows__cuda.py")
+    assert example.name == "2_softmax_rows.py" and example.exists()
+    with pytest.raises(SystemExit):
+        drift.problem_of(ROOT / "benchmarks" / "solutions" / "level1" / "no_such_problem__x.py")
+    got = drift.row(1, {"verdict": "correct", "sol_ms": 0.3655, "sol_device_ms": 0.2569, "ref_ms": 0.8839,
+                        "ref_device_ms": 0.8342}, [2300.0, 2400.0], [])
+    assert got["sol_launch_us"] == 108.6 and got["ref_launch_us"] == 49.7 and got["mhz_before"] == "2300-2400"
+    assert drift.spread([2.418, 2.678, None, 2.392]) == round(2.678 / 2.392 - 1, 4) and drift.spread([1.0]) is None
