@@ -104,7 +104,7 @@ def _cmdline(pid: int) -> str:
 
 
 
-def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_their_own(tmp_path):
+def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_their_own(tmp_path, monkeypatch):
     from kerneljudge.execute.batch import Job, batch_workers, builds_last
 
     sources = {
@@ -122,7 +122,14 @@ def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_th
     todo = [(Job(problem, tmp_path / name), name) for name in sources]
     assert [key for _, key in builds_last(todo)] == ["triton_a.py", "torch_a.py", "triton_b.py", "cuda_a.py",
                                                       "cpp_a.py", "unreadable.py"]
-    # on a GPU the three that compile nothing get workers of their own, beyond one per core
+    # on a GPU the three that compile nothing get workers of their own, beyond one per core, memory permitting
+    from kerneljudge.execute import batch
+
     cores = pool_module.default_workers("cuda")
+    monkeypatch.setattr(batch, "available_memory", lambda: 1 << 50)
     assert batch_workers(todo, "cuda") == cores + min(cores, 3)
     assert batch_workers(todo, "cpu") == pool_module.default_workers("cpu")
+    monkeypatch.setattr(batch, "available_memory", lambda: (cores + 1) * batch.WORKER_MEMORY_BYTES)
+    assert batch_workers(todo, "cuda") == cores + 1
+    monkeypatch.setattr(batch, "available_memory", lambda: 0)
+    assert batch_workers(todo, "cuda") == cores

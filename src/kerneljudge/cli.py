@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="JSONL run log (appended; existing verdicts are kept)")
     p.add_argument("--jobs", type=int, default=None,
                    help="solutions in flight at once (builds run in parallel; default: one per core on a GPU machine, "
-                        "plus one per solution that compiles nothing, up to twice the cores; 2 on the CPU)")
+                        "plus one per solution that compiles nothing, up to twice the cores as memory allows; 2 on the CPU)")
     p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
     _add_judge_options(p)
     add_executor_arguments(p)

@@ -101,15 +101,33 @@ def builds_last(todo: list[tuple[Job, str]]) -> list[tuple[Job, str]]:
     return sorted(todo, key=lambda item: _compiles_an_extension(item[0].solution))
 
 
+# host memory a solution's process may hold (torch imported, a CUDA context): extra workers only where it is free
+WORKER_MEMORY_BYTES = 3 << 29
+
+
 def batch_workers(todo: list[tuple[Job, str]], device: str) -> int:
     """Solutions in flight: the pool's default (one per core on a GPU machine), plus on a GPU one per solution
-    that compiles nothing, up to the cores again. Those wait for the device without needing a build slot; had
-    they taken workers from the default, fewer builds would run while they wait (on the H200, ten Triton
-    solutions queued first left six builds running for the first 50 s)."""
+    that compiles nothing, up to the cores again and as far as free memory allows. Those wait for the device
+    without needing a build slot; had they taken workers from the default, fewer builds would run while they
+    wait (on the H200, ten Triton solutions queued first left six builds running for the first 50 s)."""
     base = default_workers(device)
     if device != "cuda":
         return base
-    return base + min(base, sum(1 for job, _ in todo if not _compiles_an_extension(job.solution)))
+    extra = min(base, sum(1 for job, _ in todo if not _compiles_an_extension(job.solution)))
+    room = available_memory() // WORKER_MEMORY_BYTES - base
+    return base + max(0, min(extra, room))
+
+
+def available_memory() -> int:
+    """MemAvailable from /proc/meminfo in bytes; 0 where it cannot be read (then no extra workers)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _compiles_an_extension(path: Path) -> bool:
