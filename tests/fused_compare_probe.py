@@ -93,11 +93,11 @@ def _measure(r: torch.Tensor, s: torch.Tensor, override: dict | None, contract: 
     original, chunk = fused_compare.usable, numerics._CHUNK
     if fused:
         if r.device.type == "cpu":
-            fused_compare.usable = lambda t: True      # CPU tensors, through the interpreter
-        elif not fused_compare.usable(r):
+            fused_compare.usable = lambda r, s: True      # CPU tensors, through the interpreter
+        elif not fused_compare.usable(r, s):
             raise SystemExit("the fused compare is not usable here (Triton missing, or too few elements)")
     else:
-        fused_compare.usable = lambda t: False
+        fused_compare.usable = lambda r, s: False
         numerics._CHUNK = max(1000, r.numel() // 7)    # several chunks on the torch path
     try:
         return numerics.measure(r, s, "fp32", workload, override, contract)

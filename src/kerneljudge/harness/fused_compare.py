@@ -34,11 +34,13 @@ _INT_VIEW = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float
 _broken: list[str] = []       # why the kernels failed in this process, once they have
 
 
-def usable(r: torch.Tensor) -> bool:
-    """The fused passes serve this output (the caller falls back to the torch path otherwise)."""
+def usable(r: torch.Tensor, s: torch.Tensor) -> bool:
+    """The fused passes serve this pair of outputs (the caller falls back to the torch path otherwise)."""
     if os.environ.get("KERNELJUDGE_FUSED_COMPARE", "1") == "0" or _broken:
         return False
     if r.device.type != "cuda" or r.dtype not in _INT_VIEW or r.numel() < MIN_ELEMENTS:
+        return False
+    if (s.device, s.dtype, s.shape) != (r.device, r.dtype, r.shape):
         return False
     return _kernels() is not None
 

@@ -256,7 +256,7 @@ def measure(ref: torch.Tensor, sol: torch.Tensor, precision: str, workload: Work
 
 
 def _first_pass(r: torch.Tensor, s: torch.Tensor) -> FirstPass:
-    if fused_compare.usable(r):   # a large output on the GPU: one Triton kernel (harness/fused_compare.py)
+    if fused_compare.usable(r, s):   # a large output on the GPU: one Triton kernel (harness/fused_compare.py)
         try:
             return FirstPass(**fused_compare.first_pass(r.contiguous(), s.contiguous(), **KERNELBENCH))
         except Exception as exc:  # never a verdict's concern: the torch passes give the same answer
@@ -271,7 +271,7 @@ def _second_pass(r: torch.Tensor, s: torch.Tensor, scale: float, limit: float,
                  override: dict[str, float] | None) -> SecondPass:
     second = SecondPass(scale, limit, override)
     found = None
-    if fused_compare.usable(r):
+    if fused_compare.usable(r, s):
         try:
             found = fused_compare.second_pass(r.contiguous(), s.contiguous(), scale, limit, override)
         except Exception as exc:
