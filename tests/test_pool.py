@@ -120,16 +120,18 @@ def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_th
             (tmp_path / name).write_text(text)
     problem = read_problem(SCALE_RELU)
     todo = [(Job(problem, tmp_path / name), name) for name in sources]
-    assert [key for _, key in builds_last(todo)] == ["triton_a.py", "torch_a.py", "triton_b.py", "cuda_a.py",
-                                                      "cpp_a.py", "unreadable.py"]
+    ordered, nothing_to_build = builds_last(todo)
+    assert [key for _, key in ordered] == ["triton_a.py", "torch_a.py", "triton_b.py", "cuda_a.py", "cpp_a.py",
+                                           "unreadable.py"]
+    assert nothing_to_build == 3
     # on a GPU the three that compile nothing get workers of their own, beyond one per core, memory permitting
     from kerneljudge.execute import batch
 
     cores = pool_module.default_workers("cuda")
     monkeypatch.setattr(batch, "available_memory", lambda: 1 << 50)
-    assert batch_workers(todo, "cuda") == cores + min(cores, 3)
-    assert batch_workers(todo, "cpu") == pool_module.default_workers("cpu")
+    assert batch_workers(nothing_to_build, "cuda") == cores + min(cores, 3)
+    assert batch_workers(nothing_to_build, "cpu") == pool_module.default_workers("cpu")
     monkeypatch.setattr(batch, "available_memory", lambda: (cores + 1) * batch.WORKER_MEMORY_BYTES)
-    assert batch_workers(todo, "cuda") == cores + 1
+    assert batch_workers(nothing_to_build, "cuda") == cores + 1
     monkeypatch.setattr(batch, "available_memory", lambda: 0)
-    assert batch_workers(todo, "cuda") == cores
+    assert batch_workers(nothing_to_build, "cuda") == cores

@@ -62,8 +62,8 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
         say(f"resuming: {len(keyed) - len(todo)} verdict(s) already in {out_path}, {len(todo)} to judge")
     results: dict[str, dict[str, Any]] = {}
     if todo:
-        todo = builds_last(todo)
-        workers = max(1, min(jobs_in_parallel or batch_workers(todo, device), len(todo)))
+        todo, nothing_to_build = builds_last(todo)
+        workers = max(1, min(jobs_in_parallel or batch_workers(nothing_to_build, device), len(todo)))
         owned = isinstance(executor, str)
         pool = open_executor(executor, options, workers=workers, address=address) if owned else executor
         try:
@@ -93,19 +93,21 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
     return results
 
 
-def builds_last(todo: list[tuple[Job, str]]) -> list[tuple[Job, str]]:
-    """Solutions that compile no C++/CUDA extension first, each group in the order given. The device then
-    judges them while the first builds compile, and the batch does not end on them waiting behind a queue of
-    built solutions (a two-stage flow shop, CPU then device, ends soonest with the short first stages first:
-    Johnson's rule). The pool takes jobs in the order they are submitted."""
-    return sorted(todo, key=lambda item: _compiles_an_extension(item[0].solution))
+def builds_last(todo: list[tuple[Job, str]]) -> tuple[list[tuple[Job, str]], int]:
+    """Solutions that compile no C++/CUDA extension first, each group in the order given, and how many those
+    are. The device then judges them while the first builds compile, and the batch does not end on them
+    waiting behind a queue of built solutions (a two-stage flow shop, CPU then device, ends soonest with the
+    short first stages first: Johnson's rule). The pool takes jobs in the order they are submitted."""
+    builds = [_compiles_an_extension(job.solution) for job, _ in todo]
+    order = sorted(range(len(todo)), key=lambda i: builds[i])
+    return [todo[i] for i in order], builds.count(False)
 
 
 # host memory a solution's process may hold (torch imported, a CUDA context): extra workers only where it is free
 WORKER_MEMORY_BYTES = 3 << 29
 
 
-def batch_workers(todo: list[tuple[Job, str]], device: str) -> int:
+def batch_workers(nothing_to_build: int, device: str) -> int:
     """Solutions in flight: the pool's default (one per core on a GPU machine), plus on a GPU one per solution
     that compiles nothing, up to the cores again and as far as free memory allows. Those wait for the device
     without needing a build slot; had they taken workers from the default, fewer builds would run while they
@@ -113,9 +115,8 @@ def batch_workers(todo: list[tuple[Job, str]], device: str) -> int:
     base = default_workers(device)
     if device != "cuda":
         return base
-    extra = min(base, sum(1 for job, _ in todo if not _compiles_an_extension(job.solution)))
     room = available_memory() // WORKER_MEMORY_BYTES - base
-    return base + max(0, min(extra, room))
+    return base + max(0, min(base, nothing_to_build, room))
 
 
 def available_memory() -> int:

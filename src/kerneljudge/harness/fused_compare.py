@@ -62,11 +62,14 @@ def give_up(exc: BaseException) -> None:
         print(f"kerneljudge: the fused GPU compare failed; using the torch passes ({_broken[0]})", file=sys.stderr)
 
 
-def _programs(r: torch.Tensor, tiles: int) -> int:
+def _grid(r: torch.Tensor) -> tuple[int, int, int]:
+    """(elements, tiles of BLOCK, programs): each program walks every programs-th tile."""
+    n = r.numel()
+    tiles = -(-n // BLOCK)
     if r.device.type != "cuda":
-        return min(tiles, 2)   # the interpreter (tests): each program walks several tiles
+        return n, tiles, min(tiles, 2)   # the interpreter (tests): each program walks several tiles
     sms = torch.cuda.get_device_properties(r.device).multi_processor_count
-    return max(1, min(tiles, sms * PROGRAMS_PER_SM))
+    return n, tiles, max(1, min(tiles, sms * PROGRAMS_PER_SM))
 
 
 def _launch_options(r: torch.Tensor) -> dict[str, Any]:
@@ -77,9 +80,7 @@ def _launch_options(r: torch.Tensor) -> dict[str, Any]:
 def first_pass(r: torch.Tensor, s: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
     """numerics.FirstPass's fields for flat, contiguous r and s of one dtype; kernelbench isclose(atol, rtol)."""
     k = _kernels()
-    n = r.numel()
-    tiles = -(-n // BLOCK)
-    programs = _programs(r, tiles)
+    n, tiles, programs = _grid(r)
     sums = torch.zeros((programs, 3), dtype=torch.float64, device=r.device)   # ref_sq, diff_sq, max_abs_err
     counts = torch.zeros((programs, 5), dtype=torch.int64, device=r.device)
     params = torch.tensor([atol, rtol], dtype=torch.float64, device=r.device)
@@ -102,9 +103,7 @@ def second_pass(r: torch.Tensor, s: torch.Tensor, scale: float, limit: float,
                 override: dict[str, float] | None) -> dict[str, Any]:
     """numerics.SecondPass's sums for flat, contiguous r and s; the worst element's index (-1 when empty)."""
     k = _kernels()
-    n = r.numel()
-    tiles = -(-n // BLOCK)
-    programs = _programs(r, tiles)
+    n, tiles, programs = _grid(r)
     floats = torch.zeros((programs, 4), dtype=torch.float64, device=r.device)  # max rel, m2, m4, m_peak
     ints = torch.zeros((programs, 3), dtype=torch.int64, device=r.device)      # worst index, over, override misses
     o_atol = (override or {}).get("atol", 0.0) * scale    # a Python float product, as the torch path makes it
