@@ -1,4 +1,4 @@
-"""How long each compile job of one load_inline build takes, as written and with the judge's two savings.
+"""How long each compile job of one load_inline build takes, as written and with the judge's savings.
 
     python scripts/build_units.py --out DIR [--solution S.py ...]
 
@@ -6,7 +6,8 @@ For each solution (default: a published-style CUDA solution and a bundled C++ on
 solution's load_inline call, has torch write the build's ninja file without running it, then runs each
 compile job alone (nothing else compiling) and times it:
   binding unit  (main.cpp: torch/extension.h + pybind11)   as written / with the precompiled header
-  CUDA unit     (cuda.cu)                                   as written / with torch/types.h for extension.h
+  CUDA unit     (cuda.cu)                                   as written / with torch/types.h for extension.h /
+                                                            against the slim stand-in for types.h
 plus the one-off cost of making the precompiled header (harness/pch.py). CUDA units need a torch built
 with CUDA; elsewhere they are skipped. Writes DIR/build-units.json and DIR/build-units.md.
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.harness import lean_headers, pch, pch_worker  # noqa: E402
+from kerneljudge.harness import lean_headers, pch, pch_worker, slim_headers  # noqa: E402
 
 DEFAULT = [ROOT / "benchmarks" / "solutions" / "level1" / "21_relu__cuda.py",
            ROOT / "src" / "kerneljudge" / "examples" / "solutions" / "1_gelu_scale__cpp.py"]
@@ -132,10 +133,26 @@ def measure(solution: Path, work: Path, header_cache: dict) -> list[dict]:
             cuda = next(c for o, c in lean_commands.items() if o != "main.o")
             rows.append({"unit": "CUDA (cuda.cu)", "how": "torch/types.h for torch/extension.h",
                          "seconds": timed(cuda, folder / "lean")})
+        texts = list(_as_list(kwargs["cuda_sources"]))
+        slim = slim_headers.slim_request({"kind": "inline", "cuda_sources": texts,
+                                          "extra_cuda_cflags": kwargs.get("extra_cuda_cflags")},
+                                         str(folder / "slim-header"), os.path.join(include_dir(), "ATen", "ops"))
+        if slim:
+            slim_commands = ninja_commands({**kwargs, "cuda_sources": slim["cuda_sources"],
+                                            "extra_cuda_cflags": slim["extra_cuda_cflags"]}, folder / "slim")
+            cuda = next(c for o, c in slim_commands.items() if o != "main.o")
+            rows.append({"unit": "CUDA (cuda.cu)", "how": "slim stand-in for torch/types.h",
+                         "seconds": timed(cuda, folder / "slim")})
     for row in rows:
         row["solution"] = solution.name
         print(f"{solution.name}: {row['unit']}, {row['how']}: {row['seconds']} s", file=sys.stderr, flush=True)
     return rows
+
+
+def include_dir() -> str:
+    import torch.utils.cpp_extension as cpp_extension
+
+    return cpp_extension.include_paths()[0]
 
 
 def _as_list(x) -> list[str]:

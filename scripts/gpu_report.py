@@ -202,15 +202,16 @@ def completion_timeline(finished: list[float], wall: float) -> str:
 
 
 def build_table(verdicts: list[dict]) -> str:
-    """Each CUDA build: seconds, and whether lean headers and the precompiled header served."""
+    """Each CUDA build: seconds, and whether slim or lean headers and the precompiled header served."""
     rows = [b for v in verdicts for b in v.get("builds") or [] if not b.get("reused")]
     if not rows:
         return "(no builds)\n"
     secs = sorted(b["seconds"] for b in rows)
+    slim = sum(bool(b.get("slim_headers")) for b in rows)
     lean = sum(bool(b.get("lean_headers")) for b in rows)
     pch_used = sum(bool(b.get("precompiled_header")) for b in rows)
     return (f"{len(rows)} builds: median {secs[len(secs) // 2]:.1f} s, max {secs[-1]:.1f} s, total {sum(secs):.0f} s; "
-            f"{lean} with lean CUDA headers, {pch_used} with the precompiled binding header\n")
+            f"{slim} with slim and {lean} with lean CUDA headers, {pch_used} with the precompiled binding header\n")
 
 
 def cmd_bench(args) -> None:

@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from kerneljudge.harness.build_worker import build_with_fallback
+from kerneljudge.harness.build_worker import build_with_fallback, lighter_requests
 from kerneljudge.harness.lean_headers import lean, lean_request
 
 KERNEL = "#include <torch/extension.h>\n#include <cuda_runtime.h>\n__global__ void k() {}\n"
@@ -58,15 +58,22 @@ def _request(**extra):
             "with_cuda": None, "is_python_module": True, **extra}
 
 
+def _build(fake, request, folder):
+    """The worker's fallback with the lean try only (the slim one is tests/test_slim_headers.py's)."""
+    request = {**request, "slim_headers": False}
+    return build_with_fallback(fake.load_inline, fake.cpp_extension, request, str(folder),
+                               lighter_requests(request, str(folder), str(folder)))
+
+
 def test_the_lean_build_serves_when_it_compiles(tmp_path):
     fake = FakeTorch(lambda text: False)
-    assert build_with_fallback(fake.load_inline, fake.cpp_extension, _request(), str(tmp_path)) is True
+    assert _build(fake, _request(), tmp_path) == "lean headers"
     assert fake.calls == [lean(KERNEL)]
 
 
 def test_a_lean_build_that_fails_is_built_as_written(tmp_path, capsys):
     fake = FakeTorch(lambda text: "torch/types.h" in text and "extension" not in text)
-    assert build_with_fallback(fake.load_inline, fake.cpp_extension, _request(), str(tmp_path)) is False
+    assert _build(fake, _request(), tmp_path) is None
     assert fake.calls == [lean(KERNEL), KERNEL]
     assert "lean attempt" not in capsys.readouterr().out  # its errors are not the solution's build log
 
@@ -74,7 +81,7 @@ def test_a_lean_build_that_fails_is_built_as_written(tmp_path, capsys):
 def test_the_original_failure_is_what_is_raised(tmp_path):
     fake = FakeTorch(lambda text: True)
     with pytest.raises(RuntimeError, match="Error building extension"):
-        build_with_fallback(fake.load_inline, fake.cpp_extension, _request(), str(tmp_path))
+        _build(fake, _request(), tmp_path)
     assert fake.calls == [lean(KERNEL), KERNEL]
 
 
@@ -82,13 +89,12 @@ def test_torch_does_not_rename_the_second_attempt(tmp_path):
     # torch's versioner would call a second build of one name with other sources NAME_v1; the worker forgets
     # the first attempt, so the versioner holds only the second
     fake = FakeTorch(lambda text: "extension" not in text)
-    build_with_fallback(fake.load_inline, fake.cpp_extension, _request(), str(tmp_path))
+    _build(fake, _request(), tmp_path)
     assert fake.cpp_extension.JIT_EXTENSION_VERSIONER.entries == {"kj_x": 1}
 
 
 def test_turned_off_or_nothing_to_lighten_means_one_build(tmp_path):
     fake = FakeTorch(lambda text: False)
-    build_with_fallback(fake.load_inline, fake.cpp_extension, _request(lean_headers=False), str(tmp_path))
-    build_with_fallback(fake.load_inline, fake.cpp_extension, _request(cuda_sources=["__global__ void k() {}"]),
-                        str(tmp_path))
+    _build(fake, _request(lean_headers=False), tmp_path)
+    _build(fake, _request(cuda_sources=["__global__ void k() {}"]), tmp_path)
     assert fake.calls == [KERNEL, "__global__ void k() {}"]

@@ -17,8 +17,10 @@ writes to its own folder only. A build started while others run gets one nice le
 (up to 19): when a batch starts many builds at once, the first ones get the cores and finish early, so the
 device has work while the rest compile, instead of every build of the wave finishing together. The build
 never initialises CUDA: TORCH_CUDA_ARCH_LIST comes from the caller.
-CUDA units that include torch/extension.h are tried with torch/types.h first (harness/lean_headers.py;
-KERNELJUDGE_LEAN_HEADERS=0 turns that off); the marker records `lean_headers` when that build served.
+CUDA units are tried first against a slim stand-in for torch/types.h written for their own source
+(harness/slim_headers.py; KERNELJUDGE_SLIM_HEADERS=0 turns that off), then, where they include
+torch/extension.h, with torch/types.h in its place (harness/lean_headers.py; KERNELJUDGE_LEAN_HEADERS=0);
+the marker records `slim_headers` or `lean_headers` when such a build served.
 Binding units load a shared precompiled torch/extension.h (harness/pch.py), made the first time a build
 asks for one by a process of its own (`make_pch`, which outlives a short judge): <build_root>/pch/<key>/
 (its box's only writable folder) and <build_root>/pch/<key>.json, written once it is complete.
@@ -72,13 +74,15 @@ class BuildResult:
     reused: bool             # an earlier build (or an earlier failure) of the same key was returned
     is_python_module: bool = True
     lean_headers: bool = False  # its CUDA units were compiled with torch/types.h for torch/extension.h
+    slim_headers: bool = False  # ... against the slim stand-in for torch/types.h (harness/slim_headers.py)
     precompiled_header: bool = False  # its binding unit was given the shared torch/extension.h.gch
     queued_s: float = 0.0    # how long it waited for a free build slot (not counted against its time limit)
 
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "key": self.key, "name": self.name, "so_path": self.so_path,
                 "sha256": self.sha256, "log": self.log, "seconds": self.seconds, "reused": self.reused,
-                "lean_headers": self.lean_headers, "precompiled_header": self.precompiled_header}
+                "lean_headers": self.lean_headers, "slim_headers": self.slim_headers,
+                "precompiled_header": self.precompiled_header}
 
 
 class Builder:
@@ -97,6 +101,7 @@ class Builder:
         self.reuse, self.nice, self.require = reuse, nice, tuple(require)
         self.cores = tuple(cores)  # builds stay off the cores reserved for timing (execute/cores.py)
         self.lean_headers = os.environ.get("KERNELJUDGE_LEAN_HEADERS", "1") != "0"
+        self.slim_headers = os.environ.get("KERNELJUDGE_SLIM_HEADERS", "1") != "0"
         self.pch_root = os.path.join(self.root, "pch") if os.environ.get("KERNELJUDGE_PCH", "1") != "0" else ""
         self.pch_makers: dict[str, subprocess.Popen] = {}  # key -> the process making that .gch
         self.builds_started = 0
@@ -129,7 +134,8 @@ class Builder:
         """sha256 of a validated request and of everything else its result depends on."""
         material = {"format": FORMAT, "request": request, "torch": _torch_version(), "python": sys.version,
                     "cxx": self._tool_version("cxx", [self.env.get("CXX", "c++"), "--version"]),
-                    "arch": self.cuda_arch_list, "lean_headers": self.lean_headers}
+                    "arch": self.cuda_arch_list, "lean_headers": self.lean_headers,
+                    "slim_headers": self.slim_headers}
         if uses_cuda(request):
             material["nvcc"] = self._tool_version("nvcc", [self._nvcc(), "--version"])
             material["cuda_home"] = self.env.get("CUDA_HOME", "")
@@ -220,7 +226,8 @@ class Builder:
         if digest != marker.get("sha256"):
             return None  # changed since it was built: never handed out, built again
         return BuildResult(True, key, request["name"], self._library(key, request["name"]), digest, "", 0.0, True,
-                           request["is_python_module"], bool(marker.get("lean_headers")), bool(marker.get("pch")))
+                           request["is_python_module"], bool(marker.get("lean_headers")),
+                           bool(marker.get("slim_headers")), bool(marker.get("pch")))
 
     def _library(self, key: str, name: str) -> str:
         return os.path.join(self._folder(key), "build", f"{name}.so")
@@ -241,7 +248,8 @@ class Builder:
             self.builds_started += 1
         started = time.monotonic()
         output = TailBuffer(LOG_CHARS * 2)
-        sent = {**request, "lean_headers": self.lean_headers, "pch_root": self.pch_root}
+        sent = {**request, "lean_headers": self.lean_headers, "slim_headers": self.slim_headers,
+                "pch_root": self.pch_root}
         code = _run_boxed(command, env, folder, json.dumps(sent).encode(), output, deadline - started, self.cores,
                           watch=_LineWatch(self._want_pch) if self.pch_root else None)
         seconds = round(time.monotonic() - started, 3)
@@ -253,11 +261,13 @@ class Builder:
             _freeze(folder)
             digest = _sha256_of(folder, request["name"])
             said = output.text(LOG_CHARS)
-            lean, used_pch = f"built {request['name']} (lean headers)" in said, "pch-used" in said
+            lean = f"built {request['name']} (lean headers)" in said
+            slim = f"built {request['name']} (slim headers)" in said
+            used_pch = "pch-used" in said
             self._write_marker(key, {"ok": True, "sha256": digest, "seconds": seconds, "lean_headers": lean,
-                                     "pch": used_pch})
+                                     "slim_headers": slim, "pch": used_pch})
             return BuildResult(True, key, request["name"], self._library(key, request["name"]), digest, "", seconds,
-                               False, request["is_python_module"], lean, used_pch)
+                               False, request["is_python_module"], lean, slim, used_pch)
         _wipe(folder)
         if code == 3:  # the compiler failed: the same request will fail the same way
             self._write_marker(key, {"ok": False, "log": log, "seconds": seconds})

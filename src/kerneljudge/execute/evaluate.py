@@ -294,6 +294,7 @@ def _build(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: floa
     ctx.info.setdefault("builds", []).append({"name": built.name, "ok": built.ok, "seconds": built.seconds,
                                               "reused": built.reused, "key": built.key,
                                               "lean_headers": built.lean_headers,
+                                              "slim_headers": built.slim_headers,
                                               "precompiled_header": built.precompiled_header,
                                               "queued_s": built.queued_s})
     if not built.ok:

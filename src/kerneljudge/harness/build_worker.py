@@ -11,11 +11,12 @@ static initialisers (solution code) here for nothing, so `_import_module_from_li
 `_jit_compile` in torch 1.x to 2.13, is replaced by one that only returns the library's path. Where that
 internal is missing, the plain call runs and the import happens inside this box, which is harmless.
 
-A CUDA unit that includes torch/extension.h is compiled with torch/types.h in its place first, when the
-request allows it (harness/lean_headers.py); if that fails, the original text is compiled and only its
-output is reported. The last line says which: "built NAME (lean headers)" or "built NAME". The binding unit loads a
-precompiled torch/extension.h where the builder has one for its flags, and asks for one where it has not
-(harness/pch.py).
+A CUDA unit is compiled first against a slim stand-in for torch/types.h (harness/slim_headers.py), then,
+if it includes torch/extension.h, with torch/types.h in its place (harness/lean_headers.py), each when the
+request allows it; where both fail, the original text is compiled and only its output is reported. The
+last line says which served: "built NAME (slim headers)", "built NAME (lean headers)" or "built NAME". The
+binding unit loads a precompiled torch/extension.h where the builder has one for its flags, and asks for
+one where it has not (harness/pch.py).
 
 Exit status: 0 built; 3 the compiler failed (its output is on stdout; the same request fails the same
 way again, so the judge may remember it); 4 a request this torch cannot take; anything else, a failure
@@ -36,6 +37,7 @@ from typing import Any
 
 from . import pch
 from .lean_headers import lean_request
+from .slim_headers import slim_request
 
 BUILT, COMPILE_FAILED, BAD_REQUEST = 0, 3, 4
 _FLAG_ARGS = ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths", "with_cuda",
@@ -110,22 +112,37 @@ def _use_pch(cpp_extension: Any, request: dict[str, Any]) -> None:
     cpp_extension._run_ninja_build = run_ninja_build
 
 
-def build_with_fallback(build: Any, cpp_extension: Any, request: dict[str, Any], out: str) -> bool:
-    """Build `request` into `out`; True when the lean-header text served. RuntimeError from the original."""
+def lighter_requests(request: dict[str, Any], folder: str, ops_dir: str) -> list[tuple[str, dict[str, Any]]]:
+    """The lighter-header versions of `request` to try first, in order, each named by its headers."""
+    tries = []
+    if request.get("slim_headers", True):
+        slim = slim_request(request, os.path.join(folder, "slim"), ops_dir)
+        if slim is not None:
+            tries.append(("slim headers", slim))
+    if request.get("lean_headers", True):
+        lean = lean_request(request)
+        if lean is not None:
+            tries.append(("lean headers", lean))
+    return tries
+
+
+def build_with_fallback(build: Any, cpp_extension: Any, request: dict[str, Any], out: str,
+                        tries: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """Build `request` into `out`, trying the lighter versions first; the name of the one that served, or
+    None for the request as written. RuntimeError from the one as written."""
     accepted = set(inspect.signature(build).parameters)
-    lean = lean_request(request) if request.get("lean_headers", True) else None
-    if lean is not None:
+    for name, lighter in tries:
         try:
             with redirect_stdout(io.StringIO()):  # its compiler output is not the solution's to see
-                build(**_arguments(lean, out, accepted))
-            return True
+                build(**_arguments(lighter, out, accepted))
+            return name
         except RuntimeError:
-            pass  # whatever failed, the original text decides
-        # the same folder: ninja recompiles the CUDA unit whose text changed back, and keeps the C++ unit.
+            pass  # whatever failed, the next text decides
+        # the same folder: ninja recompiles the CUDA unit whose text or flags changed, and keeps the C++ unit.
         # torch numbers a second build of one name with other sources in one process (NAME_v1): forget the first
         getattr(getattr(cpp_extension, "JIT_EXTENSION_VERSIONER", None), "entries", {}).pop(request["name"], None)
     build(**_arguments(request, out, accepted))
-    return False
+    return None
 
 
 def main() -> None:
@@ -138,13 +155,14 @@ def main() -> None:
     build = cpp_extension.load_inline if request["kind"] == "inline" else cpp_extension.load
     out = os.path.join(folder, "build")
     os.makedirs(out, exist_ok=True)
+    ops_dir = os.path.join(cpp_extension.include_paths()[0], "ATen", "ops")
     try:
-        lean = build_with_fallback(build, cpp_extension, request, out)
+        served = build_with_fallback(build, cpp_extension, request, out, lighter_requests(request, folder, ops_dir))
     except RuntimeError as exc:
         print(str(exc))
         sys.stdout.flush()
         sys.exit(COMPILE_FAILED if "Error building extension" in str(exc) else 1)
-    print(f"built {request['name']}" + (" (lean headers)" if lean else ""))
+    print(f"built {request['name']}" + (f" ({served})" if served else ""))
 
 
 if __name__ == "__main__":
