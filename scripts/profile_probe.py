@@ -68,7 +68,7 @@ def main() -> int:
     solution = loading.load_module(args.solution)
     make = lambda seed: loading.make_inputs(problem, seed, "cuda", "fp32")  # noqa: E731
     timer = timing.Timer("cuda")
-    report = {"problem": args.problem, "solution": args.solution}
+    report = {"problem_file": args.problem, "solution_file": args.solution}
     for name, cls in (("reference", problem.Model), ("solution", solution.ModelNew)):
         model = loading.build_model(cls, loading.make_init_inputs(problem, 1), 1, "cuda", "fp32")
         report[name] = measure(model, make, timer)
