@@ -35,19 +35,21 @@ def test_requests_of_both_kinds():
 
 
 class FakeTorch:
-    """load_inline's stand-in: records each call's CUDA text; fails where `fails` says."""
+    """load_inline's stand-in: records what `describe(cuda_sources, extra_cuda_cflags)` says of each call (by
+    default its CUDA text); fails where `fails` says of that."""
 
-    def __init__(self, fails):
-        self.calls, self.fails = [], fails
+    def __init__(self, fails, describe=lambda sources, flags: sources[0]):
+        self.calls, self.fails, self.describe = [], fails, describe
         self.cpp_extension = types.SimpleNamespace(JIT_EXTENSION_VERSIONER=types.SimpleNamespace(entries={}))
 
     def load_inline(self, name, build_directory, verbose, cpp_sources, cuda_sources, functions,
                     with_pytorch_error_handling, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
                     extra_include_paths=None, with_cuda=None, is_python_module=True):
         self.cpp_extension.JIT_EXTENSION_VERSIONER.entries[name] = len(self.calls)
-        self.calls.append(cuda_sources[0])
-        if self.fails(cuda_sources[0]):
-            print("compiler output of the lean attempt")
+        seen = self.describe(cuda_sources, extra_cuda_cflags or [])
+        self.calls.append(seen)
+        if self.fails(seen):
+            print("compiler output of a lighter attempt")
             raise RuntimeError(f"Error building extension '{name}': nope")
 
 
@@ -75,7 +77,7 @@ def test_a_lean_build_that_fails_is_built_as_written(tmp_path, capsys):
     fake = FakeTorch(lambda text: "torch/types.h" in text and "extension" not in text)
     assert _build(fake, _request(), tmp_path) is None
     assert fake.calls == [lean(KERNEL), KERNEL]
-    assert "lean attempt" not in capsys.readouterr().out  # its errors are not the solution's build log
+    assert "lighter attempt" not in capsys.readouterr().out  # its errors are not the solution's build log
 
 
 def test_the_original_failure_is_what_is_raised(tmp_path):

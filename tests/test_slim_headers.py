@@ -7,13 +7,13 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import types
-
 import pytest
 
 from kerneljudge.harness import slim_headers
 from kerneljudge.harness.build_worker import build_with_fallback, lighter_requests
 from kerneljudge.harness.lean_headers import lean
+
+from .test_lean_headers import FakeTorch
 
 KERNEL = """#include <torch/extension.h>
 #include <c10/cuda/CUDAStream.h>
@@ -84,22 +84,11 @@ def test_a_slim_request_shadows_types_h_for_the_cuda_compile_only(tmp_path):
     assert slim_headers.slim_request(_request(cuda_sources=[]), str(tmp_path / "slim4"), _ops_dir(tmp_path)) is None
 
 
-class FakeTorch:
-    """load_inline's stand-in: records each call's CUDA text and flags; fails where `fails` says."""
-
-    def __init__(self, fails):
-        self.calls, self.fails = [], fails
-        self.cpp_extension = types.SimpleNamespace(JIT_EXTENSION_VERSIONER=types.SimpleNamespace(entries={}))
-
-    def load_inline(self, name, build_directory, verbose, cpp_sources, cuda_sources, functions,
-                    with_pytorch_error_handling, extra_cflags=None, extra_cuda_cflags=None, extra_ldflags=None,
-                    extra_include_paths=None, with_cuda=None, is_python_module=True):
-        slim = any(flag.startswith("-I") for flag in extra_cuda_cflags or [])
-        kind = "slim" if slim else "lean" if "extension.h" not in cuda_sources[0] else "as written"
-        self.calls.append(kind)
-        if self.fails(kind):
-            print(f"compiler output of the {kind} attempt")
-            raise RuntimeError(f"Error building extension '{name}': nope")
+def _kind(sources, flags):
+    """Which of the worker's tries a fake load_inline call is."""
+    if any(flag.startswith("-I") for flag in flags):
+        return "slim"
+    return "lean" if "extension.h" not in sources[0] else "as written"
 
 
 def _build(fake, request, tmp_path):
@@ -113,14 +102,14 @@ def _build(fake, request, tmp_path):
     (("slim", "lean"), None, ["slim", "lean", "as written"]),
 ])
 def test_slim_then_lean_then_as_written(tmp_path, capsys, failing, served, calls):
-    fake = FakeTorch(lambda kind: kind in failing)
+    fake = FakeTorch(lambda kind: kind in failing, _kind)
     assert _build(fake, _request(), tmp_path) == served
     assert fake.calls == calls
-    assert "attempt" not in capsys.readouterr().out  # a lighter try's errors are not the solution's build log
+    assert "lighter attempt" not in capsys.readouterr().out  # a lighter try's errors are not the solution's build log
 
 
 def test_turned_off_it_goes_straight_to_lean(tmp_path):
-    fake = FakeTorch(lambda kind: False)
+    fake = FakeTorch(lambda kind: False, _kind)
     assert _build(fake, _request(slim_headers=False), tmp_path) == "lean headers"
     assert fake.calls == ["lean"]
 
