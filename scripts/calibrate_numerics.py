@@ -8,7 +8,10 @@ fp32 at the chosen preset; then variants of the same forward (harness/reduced_pr
   tf32_truncate   operands truncated to a 10-bit mantissa, as Triton's tl.dot does by default
   fp16_operands   operands cast to fp16 and back      bf16_operands   the same with bf16
   tanh_gelu       exact GELU replaced by its tanh form (only where the problem has a GELU)
+  bf16_results    every op's result rounded to bf16 (a kernel computing in bf16 where no TF32 path exists)
   split_k, fp64   honest fp32 controls: another summation order; the forward in float64
+Each problem is also asked what the judge asks before any solution output is compared: can its reference
+tell a right answer from a wrong one (harness/degenerate.py)? No bundled problem may be degenerate.
 Each variant's output is compared with the reference by compare.compare_outputs under the tf32, fp32 and
 kernelbench contracts, with the workload counted by harness/arithmetic.py (what the judge passes).
 
@@ -37,7 +40,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "src" / "kerneljudge" / "suite"
-VARIANTS = ("tf32", "tf32_truncate", "fp16_operands", "bf16_operands", "tanh_gelu", "split_k", "fp64")
+VARIANTS = ("tf32", "tf32_truncate", "fp16_operands", "bf16_operands", "tanh_gelu", "bf16_results", "split_k",
+            "fp64")
 CONTRACTS = ("tf32", "fp32", "kernelbench")
 INIT_SEED, INPUT_SEED, FLOOR_SEED = 1234, 5678, 91011
 
@@ -48,8 +52,9 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     """One problem: reference, workload, then every variant under every contract (runs in a child)."""
     import torch
 
-    from kerneljudge.harness import compare, loading, reduced_precision, tf32_floor, worker
+    from kerneljudge.harness import compare, degenerate, fp64_floor, loading, reduced_precision, tf32_floor, worker
     from kerneljudge.harness.arithmetic import arithmetic_profile
+    from kerneljudge.harness.error_classes import WORKLOAD_KEYS
     from kerneljudge.problem import read_problem
 
     worker.pin_global_flags(device, 1)
@@ -62,15 +67,20 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     ref = loading.flatten_output(model(*loading.snapshot_inputs(inputs)), device)
     workload = arithmetic_profile(model, loading.snapshot_inputs(inputs))
     row["workload"] = workload
-    judged = {k: workload[k] for k in ("reduction_length", "matmul_stages", "op_stages")}
-    # the tf32 floor as the judge measures it (harness/tf32_floor.py), but on other inputs than the variants
-    # run on, so that no variant is judged against a floor measured on its own rounding of the same values
+    judged: dict[str, Any] = {"workload": {k: workload[k] for k in WORKLOAD_KEYS}}
+    # the floors as the judge measures them (harness/tf32_floor.py, harness/fp64_floor.py), but on other inputs
+    # than the variants run on, so that no variant is judged against a floor measured on its own values
     floor_seeds = [FLOOR_SEED + k for k in range(tf32_floor.FLOOR_SEEDS)]
     with torch.no_grad():
-        floor_refs = [loading.flatten_output(model(*loading.make_inputs(module, seed, device, "fp32")), device)[1]
+        floor_outs = [loading.flatten_output(model(*loading.make_inputs(module, seed, device, "fp32")), device)
                       for seed in floor_seeds]
+    floor_refs = [tensors for _, tensors in floor_outs]
     judged["tf32_floors"] = tf32_floor.measure(module, model, floor_seeds, device, floor_refs)
-    row["tf32_floors"] = judged["tf32_floors"]
+    judged["fp64_floors"] = fp64_floor.measure(module, model, floor_seeds[0], device, floor_refs[0])
+    row["tf32_floors"], row["fp64_floors"] = judged["tf32_floors"], judged["fp64_floors"]
+    row["degenerate"] = {contract: degenerate.check(contract, "fp32", floor_outs, judged["workload"],
+                                                    module.__dict__.get("TOLERANCE"), judged["tf32_floors"],
+                                                    judged["fp64_floors"]) for contract in ("tf32", "fp32")}
     row["variants"] = {}
     for name in variants:
         try:
@@ -93,8 +103,8 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
         if name in ("split_k", "fp64"):
             # the same control with the brief's FLOP-based reduction length, for comparison
             flop_k = workload.get("flops_reduction_length") or 1
-            alt = compare.compare_outputs(ref, out, "fp32", None, "fp32", flop_k, judged["matmul_stages"],
-                                          judged["op_stages"])
+            alt = compare.compare_outputs(ref, out, "fp32", None, "fp32",
+                                          workload={**judged["workload"], "reduction_length": flop_k})
             found["fp32_with_flop_k"] = alt.ok
         row["variants"][name] = found
         del out
@@ -198,6 +208,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return [r["id"] for r, v in variants(name) if not v[contract]["ok"]]
 
     matmul_conv = [(r, v) for r, v in variants("tf32") if r["workload"]["matmul_stages"] > 0 and not v["identical"]]
+    # no matmul-like op: the tf32 class is the fp32 class there (with approximate transcendentals, a little wider)
+    no_matmul = [(r, v) for r, v in variants("bf16_results") if r["workload"]["matmul_stages"] == 0
+                 and not v["identical"]]
     bf16 = variants("bf16_operands")
     bf16_beyond = [(r, v) for r, v in bf16 if not v["identical"] and v["class"] == "wrong"]
     bf16_within = [r["id"] for r, v in bf16 if not v["identical"] and v["class"] != "wrong"]
@@ -217,6 +230,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "accepted_under_tf32": [r["id"] for r, v in bf16_beyond if v["tf32"]["ok"]],
             "accepted_under_fp32": [r["id"] for r, v in bf16_beyond if v["fp32"]["ok"]],
             "within_tf32_bound": bf16_within},
+        "bar_bf16_results_without_matmul_rejected": {
+            "judged": len(no_matmul), "accepted_under_tf32": [r["id"] for r, v in no_matmul if v["tf32"]["ok"]],
+            "accepted_under_fp32": [r["id"] for r, v in no_matmul if v["fp32"]["ok"]]},
+        "degenerate": {contract: {r["id"]: r["degenerate"][contract]["reason"] for r in ran
+                                  if (r.get("degenerate") or {}).get(contract)} for contract in ("tf32", "fp32")},
         "tanh_gelu": {"judged": len(variants("tanh_gelu")), "rejected_under_tf32": rejected("tanh_gelu", "tf32")},
         "controls_fp32": {
             name: {"judged": len(variants(name)), "rejected_under_fp32": rejected(name, "fp32"),
@@ -225,7 +243,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             for name in ("split_k", "fp64")},
         "kernelbench_accepts": {name: sum(v["kernelbench"]["ok"] for _, v in variants(name)) for name in VARIANTS},
         "largest_use": {name: _largest_use(variants(name), "fp32" if name in ("split_k", "fp64") else "tf32")
-                        for name in VARIANTS if name != "bf16_operands"},
+                        for name in VARIANTS if name not in ("bf16_operands", "bf16_results")},
         "smallest_use_bf16_beyond": min((v["use"]["tf32"] for _, v in bf16_beyond), default=None),
         "classes": {name: _count(v["class"] for _, v in variants(name)) for name in VARIANTS},
         "tf32_floor_raised": sorted({r["id"] for r, v in variants("tf32_truncate") + variants("fp16_operands")
@@ -308,6 +326,13 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
     lines.append(f"| `bf16_operands` beyond the tf32 bound rejected under tf32 and fp32 | {bf16['beyond']} | "
                  f"{len(bf16['accepted_under_tf32'])} accepted under tf32, {len(bf16['accepted_under_fp32'])} "
                  "under fp32 |")
+    nb = summary["bar_bf16_results_without_matmul_rejected"]
+    lines.append(f"| `bf16_results` of a problem with no matmul-like op rejected under tf32 and fp32 | {nb['judged']} | "
+                 f"{len(nb['accepted_under_tf32'])} accepted under tf32{_names(nb['accepted_under_tf32'])}, "
+                 f"{len(nb['accepted_under_fp32'])} under fp32{_names(nb['accepted_under_fp32'])} |")
+    for contract, found in summary["degenerate"].items():
+        lines.append(f"| no problem degenerate under {contract} (harness/degenerate.py) | {summary['ran']} | "
+                     f"{len(found)} degenerate{_names(sorted(found))} |")
     lines += ["", "Not counted in the fp32 bar (the variant's output is bitwise the reference's): "
               + (", ".join(fp32["identical_not_counted"]) or "none") + ".",
               f"`bf16_operands` variants within the tf32 bound (classed tf32, so accepted under tf32): "

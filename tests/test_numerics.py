@@ -259,18 +259,39 @@ def test_worse_orders_by_class_then_error():
 
 
 def test_bounds_follow_the_documented_formulas():
-    u32, ut = 2.0 ** -24, 2.0 ** -11
-    work = numerics.Workload(reduction_length=4096, matmul_stages=3, op_stages=7)
+    u32, ut, ef = 2.0 ** -24, 2.0 ** -11, numerics.FAST_TRANSCENDENTAL
+    work = numerics.Workload(reduction_length=4096, matmul_stages=3, op_stages=7, worst_case_roundings=16384,
+                             transcendental_stages=2)
     fp32, tf32 = numerics.class_bounds("fp32", work)
     assert math.isclose(fp32.rho, math.sqrt(2 * 4096) * u32) and fp32.bias == 0
-    assert math.isclose(tf32.rho, math.sqrt(2 * 3 * ut ** 2 + 2 * 4096 * u32 ** 2)) and tf32.bias == 2 * 3 * ut
+    assert math.isclose(fp32.cap, 2 * 16384 * u32)
+    assert math.isclose(tf32.rho, math.sqrt(2 * 3 * ut ** 2 + 2 * ef ** 2 + 2 * 4096 * u32 ** 2))
+    assert tf32.bias == 2 * 3 * ut and tf32.cap == math.inf     # operand rounding: no deterministic cap
+    assert math.isclose(tf32.limit(7.0), tf32.bias + 7.0 * tf32.rho)
+    assert math.isclose(fp32.limit(7.0), min(7.0 * fp32.rho, fp32.cap))
     (bf16,) = numerics.class_bounds("bf16", work)
     assert bf16.stages == 7 and math.isclose(bf16.rho, math.sqrt(2 * 7 * 2.0 ** -16 + 2 * 4096 * u32 ** 2))
     x = math.log(1 / numerics.P_FAIL)
     assert math.isclose(numerics.lambda_elem(1000), math.sqrt(2 * math.log(2 * 1000 / numerics.P_FAIL)))
     assert math.isclose(numerics.lambda_norm(100, 50), math.sqrt(1 + 2 * math.sqrt(x / 100) + 2 * x / 50))
-    # unknown workload: one stage, one rounding
-    assert numerics.class_bounds("fp32", numerics.Workload())[1].stages == 1
+    # unknown workload: one matmul stage, one transcendental function, no cap
+    unknown = numerics.class_bounds("fp32", numerics.Workload())[1]
+    assert unknown.stages == 1 and unknown.approximations == 1 and unknown.cap == math.inf
+
+
+def test_tf32_equals_fp32_where_reduced_precision_cannot_enter():
+    """No matmul-like op and no transcendental function: the tf32 class is the fp32 class (threat B14)."""
+    work = numerics.Workload(reduction_length=1, matmul_stages=0, op_stages=1, worst_case_roundings=1,
+                             transcendental_stages=0)
+    fp32, tf32 = numerics.class_bounds("fp32", work)
+    for lam in (1.0, 6.4, 7.5):
+        assert tf32.limit(lam) == fp32.limit(lam)
+    # and the cap holds: one rounding on each side is 2 u32, whatever the tail factor
+    assert fp32.limit(7.5) == 2 * 2.0 ** -24
+    # a transcendental function opens the tf32 class by the fast approximations' error, no more
+    gelu = numerics.Workload(16, 0, 1, worst_case_roundings=16, transcendental_stages=1)
+    fp32, tf32 = numerics.class_bounds("fp32", gelu)
+    assert math.isclose(tf32.limit(7.5), 2 * 16 * 2.0 ** -24 + numerics.FAST_TRANSCENDENTAL)
 
 
 def test_chunked_passes_match_one_pass(monkeypatch):

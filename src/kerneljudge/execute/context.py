@@ -36,6 +36,18 @@ class Outcome(Exception):
         self.verdict, self.reason, self.flags, self.excerpt = verdict, reason, flags, excerpt
 
 
+class ProblemOutcome(Exception):
+    """Raised when the problem, not the solution, decides: its reference cannot judge at this size (kind
+    "degenerate_reference") or cannot run at all ("reference_failed"). The verdict is `unjudgeable`."""
+
+    def __init__(self, kind: str, reason: str, figures: dict[str, Any] | None = None):
+        super().__init__(reason)
+        self.kind, self.reason, self.figures = kind, reason, dict(figures or {})
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "reason": self.reason, "figures": self.figures}
+
+
 @dataclass
 class Context:
     problem: Problem
@@ -115,11 +127,14 @@ class Context:
             raise error_outcome(reply, self.child.output.text())
         return reply
 
-    def expect(self, preset: dict[str, Any], seeds: list[int]) -> None:
-        """The reference process computes and keeps the outputs for these seeds (indices 0..n-1)."""
-        kept = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds)
+    def expect(self, preset: dict[str, Any], seeds: list[int]) -> dict[str, Any] | None:
+        """The reference process computes and keeps the outputs for these seeds (indices 0..n-1). Returns None,
+        or why the reference cannot judge at this preset ({"kind", "reason", "figures"}: harness/degenerate.py)."""
+        kept = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds,
+                                     self.options.numerics, self.problem.metadata.get("TOLERANCE"))
         self.workload = kept["workload"]
         self.expected_bytes = sum(int(n) for out in kept["outputs"] for n in out.get("nbytes", []))
+        return kept.get("degenerate")
 
     def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
         """A request whose answer is an output: shared by CUDA IPC, or written to a fresh file in the exchange

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import environment
+from ..harness.error_classes import WORKLOAD_KEYS
 from .child import Child
 from .cores import pin_tree
 
@@ -98,16 +99,19 @@ class ReferenceService:
         return self.environment
 
     def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
-               seeds: list[int]) -> dict[str, Any]:
+               seeds: list[int], contract: str = "tf32", tolerance: dict[str, Any] | None = None) -> dict[str, Any]:
         """Have the reference process compute and keep the outputs for these seeds (under `token`).
 
         Returns {"outputs": per seed, the output's structure and tensor sizes (the values never leave that
-        process), "workload": the counts the numerics bounds use (harness/arithmetic.py) or None}.
+        process), "workload": the counts the numerics bounds use (harness/arithmetic.py) or None,
+        "floors": the reference's own TF32 and fp32 errors per output, "degenerate": None, or why this
+        reference cannot judge under `contract` (harness/degenerate.py)}.
         """
         reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
-                                  "precision": self.precision})
-        return {"outputs": reply["outputs"], "workload": reply.get("workload")}
+                                  "precision": self.precision, "contract": contract, "tolerance": tolerance})
+        return {"outputs": reply["outputs"], "workload": reply.get("workload"), "floors": reply.get("floors"),
+                "degenerate": reply.get("degenerate")}
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
               tolerance: dict[str, Any] | None, transport: str = "file", contract: str = "tf32",
@@ -120,8 +124,7 @@ class ReferenceService:
         reply, _ = self._request({"cmd": "check", "token": token, "index": index, "structure": structure,
                                   "path": path, "metas": metas, "precision": self.precision,
                                   "tolerance": tolerance, "transport": transport, "contract": contract,
-                                  **{k: (workload or {}).get(k)
-                                     for k in ("reduction_length", "matmul_stages", "op_stages")}})
+                                  **{k: (workload or {}).get(k) for k in WORKLOAD_KEYS}})
         return reply
 
     def forget(self, token: str) -> None:

@@ -1,11 +1,18 @@
 """What the numerics bounds need to know about a problem's arithmetic: one forward of the reference, counted.
 
-For every tensor the forward makes, three counts along the longest chain of operations that led to it:
-  reduction_length  K: roundings in fp32 along the chain. A sum of n terms is n roundings (one per
-                    addition), a matmul or convolution is its inner length, an elementwise op is one, a
-                    transcendental function (exp, erf, tanh, ...) TRANSCENDENTAL_ROUNDINGS.
-  matmul_stages     D: matmul-like ops on the chain (those whose operands TF32 / tensor cores round).
-  op_stages         E: ops on the chain that round their result (every op but pure data movement).
+For every tensor the forward makes, five counts along the longest chain of operations that led to it:
+  reduction_length       K: the variance proxy of the chain's fp32 roundings, in roundings. An elementwise op
+                         is one, a transcendental function (exp, erf, tanh, ...) TRANSCENDENTAL_ROUNDINGS, a sum
+                         of n terms reduction_chain(n) (n while a thread may sum it alone; longer sums as GPU
+                         kernels compute them, in blocks: see reduction_chain), a matmul or convolution the chain
+                         of its inner sum.
+  worst_case_roundings   W: the largest error the chain's roundings can make, in units of u32, one computation:
+                         WORST_OP per elementwise op (2 ulp: IEEE ops, fast-math division and square root),
+                         WORST_TRANSCENDENTAL per transcendental function, WORST_OP per term of a sum. Bounds
+                         never exceed it: a bounded error cannot exceed its bound, whatever a tail estimate says.
+  matmul_stages          D: matmul-like ops on the chain (those whose operands TF32 / tensor cores round).
+  op_stages              E: ops on the chain that round their result (every op but pure data movement).
+  transcendental_stages  T: transcendental functions on the chain (where fast approximations may enter).
 A chain is followed through the data: parallel branches take the longest, so a loop over heads counts
 once, and a recurrent network counts every step. The output's counts are the largest over its tensors.
 Also counted: FLOPs as torch.utils.flop_counter counts them (matmuls, convolutions, attention), and
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import torch
 from torch.utils._pytree import tree_leaves
@@ -32,7 +39,7 @@ from .dispatch_mode import UncompiledMode
 aten = torch.ops.aten
 
 # ops that move or select data without rounding anything
-_EXACT = {
+EXACT_OPS = {
     "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "unsqueeze", "squeeze", "clone",
     "contiguous", "alias", "detach", "lift_fresh", "slice", "select", "index", "index_select", "gather", "cat",
     "stack", "split", "split_with_sizes", "unsafe_split", "unbind", "chunk", "narrow", "flip", "roll",
@@ -58,6 +65,18 @@ _POOL_WINDOW = {"avg_pool1d", "avg_pool2d", "avg_pool3d"}                  # arg
 # about 2 ulp (4 u32), and two implementations (the reference's, the solution's) differ by up to twice that.
 # An error of half-width 4 u has the variance proxy of 16 roundings, so each such op counts as 16 (K).
 TRANSCENDENTAL_ROUNDINGS = 16
+# Worst cases (W), in u32 per computation: an IEEE op errs by at most 1 u, fast-math division, reciprocal and
+# square root (--use_fast_math, Triton's defaults) by 2 ulp = 4 u; CUDA's accurate transcendental functions by
+# up to 4 ulp (powf, tanf, erfcf), Triton's and fast-math exp by 2 + 1.17|x| ulp: 8 ulp = 16 u covers |x| < 5
+# (beyond, the tf32 class's allowance for approximate transcendentals takes over).
+WORST_OP = 4
+WORST_TRANSCENDENTAL = 16
+# Long sums as GPU kernels compute them: up to SEQUENTIAL_TERMS a thread may add every term itself (one thread
+# per output row is a common honest kernel); beyond, the terms are summed in blocks of at least BLOCK_TERMS
+# (a block's threads, reduced in shared memory or by warp shuffles) whose partial sums are then added one after
+# another (atomics into the output: the longest honest chain), so the chain grows by one rounding per block.
+SEQUENTIAL_TERMS = 1 << 16
+BLOCK_TERMS = 256
 _TRANSCENDENTAL = {
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sigmoid", "erf", "erfc", "erfinv", "gelu",
     "silu", "mish", "softplus", "elu", "selu", "celu", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
@@ -67,6 +86,33 @@ _TRANSCENDENTAL = {
 _EXP_ALONG_DIM = {"_softmax", "_log_softmax", "_safe_softmax", "logcumsumexp"}  # an exp per element as well
 _INTERPOLATION_TAPS = {"upsample_linear1d": 2, "upsample_bilinear2d": 4, "upsample_trilinear3d": 8,
                        "upsample_bicubic2d": 16, "_upsample_bilinear2d_aa": 4, "grid_sampler_2d": 4}
+
+
+def reduction_chain(terms: int) -> int:
+    """Roundings along the longest chain of an honest sum of `terms` terms (see SEQUENTIAL_TERMS)."""
+    terms = max(1, int(terms))
+    if terms <= SEQUENTIAL_TERMS:
+        return terms
+    return SEQUENTIAL_TERMS + -(-(terms - SEQUENTIAL_TERMS) // BLOCK_TERMS)
+
+
+class Cost(NamedTuple):
+    """What one op adds to each output element's chain (the counts of the module docstring)."""
+    roundings: int = 0         # K
+    worst: int = 0             # W
+    matmul: int = 0            # D
+    ops: int = 0               # E
+    transcendental: int = 0    # T
+
+
+EXACT = Cost()
+
+
+def _sum_of(terms: int, transcendental: int = 0, extra: int = 0) -> Cost:
+    """A reduction of `terms` terms (after `transcendental` functions per term and `extra` more roundings)."""
+    chain = reduction_chain(terms) + extra
+    return Cost(chain + transcendental * TRANSCENDENTAL_ROUNDINGS,
+                WORST_OP * chain + transcendental * WORST_TRANSCENDENTAL, 0, 1, transcendental)
 
 
 _SCATTER_SUMS = {"index_add", "index_add_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
@@ -98,88 +144,119 @@ def _numel(t: Any) -> int:
     return int(t.numel()) if isinstance(t, torch.Tensor) else 1
 
 
-def op_cost(name: str, args: tuple[Any, ...], out: Any) -> tuple[int, int, int]:
-    """(roundings, matmul stages, rounding ops) one call adds to each output element's chain."""
-    if name in _EXACT:
-        return 0, 0, 0
+def op_cost(name: str, args: tuple[Any, ...], out: Any) -> Cost:
+    """What one call adds to each output element's chain."""
+    if name in EXACT_OPS:
+        return EXACT
     if name in _MATMUL_INNER:
         left, right = _MATMUL_INNER[name]
         inner = int(args[left].shape[-1])
         if name == "addbmm":
             inner *= int(args[left].shape[0])
-        return inner, 1, 1
+        return _matmul(inner)
     if name in ("convolution", "_convolution"):
         weight, transposed, groups = args[1], bool(args[6]), int(args[8])
         kernel = math.prod(int(s) for s in weight.shape[2:])
         channels = int(weight.shape[0]) // groups if transposed else int(weight.shape[1])
-        return channels * kernel, 1, 1
+        return _matmul(channels * kernel)
     if name in _ATTENTION:
-        # scores over the head dimension, the softmax sum and the weighted sum over the keys
+        # scores over the head dimension, the softmax (an exp and a sum over the keys) and the weighted sum
         head_dim, keys = int(args[0].shape[-1]), int(args[1].shape[-2])
-        return head_dim + 2 * keys, 2, 3
+        chain = reduction_chain(head_dim) + 2 * reduction_chain(keys)
+        return Cost(chain + TRANSCENDENTAL_ROUNDINGS, WORST_OP * chain + WORST_TRANSCENDENTAL, 2, 3, 1)
     if name == "mkldnn_rnn_layer":
-        # one matmul stage per time step, each summing input and hidden features
+        # one matmul stage per time step, each summing input and hidden features, then its gates
         x, hidden, batch_first = args[0], int(args[10]), bool(args[14])
         steps = int(x.shape[1] if batch_first else x.shape[0])
-        return steps * (int(x.shape[-1]) + hidden + 1), steps, steps * 3
+        chain = steps * (reduction_chain(int(x.shape[-1]) + hidden) + 1)
+        return Cost(chain + steps * TRANSCENDENTAL_ROUNDINGS, WORST_OP * chain + steps * WORST_TRANSCENDENTAL,
+                    steps, steps * 3, steps)
     if name in _ALONG_DIM:
         x, dim = args[0], int(args[1])
-        extra = TRANSCENDENTAL_ROUNDINGS if name in _EXP_ALONG_DIM else 1
-        return int(x.shape[dim]) + extra if x.dim() else extra, 0, 1
+        return _sum_of(int(x.shape[dim]) if x.dim() else 1, 1 if name in _EXP_ALONG_DIM else 0)
     if name in _POOL_WINDOW:
         window = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
-        return math.prod(int(w) for w in window) or 1, 0, 1
+        return _sum_of(math.prod(int(w) for w in window) or 1)
     if name in _INTERPOLATION_TAPS:
-        return _INTERPOLATION_TAPS[name], 0, 1
-    if name == "native_layer_norm":
-        return math.prod(int(s) for s in args[1]) + 2, 0, 1
-    if name == "native_group_norm":
-        channels, hw, groups = int(args[4]), int(args[5]), int(args[6])
-        return channels // max(groups, 1) * hw + 2, 0, 1
-    if name in ("native_batch_norm", "_native_batch_norm_legit") and len(args) > 5 and bool(args[5]):
-        x = args[0]
-        return _numel(x) // max(int(x.shape[1]), 1) + 2, 0, 1
+        return _sum_of(_INTERPOLATION_TAPS[name])
+    if name in _NORMS:
+        extent = _NORMS[name](args)
+        if extent is not None:   # the mean, the variance and a reciprocal square root: accurate to a few ulp
+            chain = reduction_chain(extent) + 2
+            return Cost(chain + TRANSCENDENTAL_ROUNDINGS, WORST_OP * chain + WORST_TRANSCENDENTAL, 0, 1, 0)
     if name in _SCATTER_SUMS:
-        return _scatter_terms(name, args) + 1, 0, 1
+        return _sum_of(_scatter_terms(name, args) + 1)
     if name.startswith("_fft"):
-        return max(1, math.ceil(math.log2(max(_numel(args[0]), 2)))), 0, 1
+        depth = max(1, math.ceil(math.log2(max(_numel(args[0]), 2))))
+        return Cost(depth, WORST_OP * depth, 0, 1, 0)
     # anything else: an elementwise op rounds once (a transcendental one counts more); a reduction sums
     # inputs-per-output terms
     first = next((a for a in args if isinstance(a, torch.Tensor)), None)
     largest_out = max((_numel(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor)), default=1)
     terms = _numel(first) // max(largest_out, 1) if first is not None else 1
-    own = TRANSCENDENTAL_ROUNDINGS if name.rstrip("_") in _TRANSCENDENTAL else 1
-    return max(own, terms + own - 1), 0, 1
+    transcendental = 1 if name.rstrip("_") in _TRANSCENDENTAL else 0
+    if terms > 1:
+        return _sum_of(terms, transcendental)
+    if transcendental:
+        return Cost(TRANSCENDENTAL_ROUNDINGS, WORST_TRANSCENDENTAL, 0, 1, 1)
+    return Cost(1, WORST_OP, 0, 1, 0)
+
+
+def _matmul(inner: int) -> Cost:
+    chain = reduction_chain(inner)
+    return Cost(chain, WORST_OP * chain, 1, 1, 0)
+
+
+def _layer_norm_extent(args: tuple[Any, ...]) -> int:
+    return math.prod(int(s) for s in args[1])
+
+
+def _group_norm_extent(args: tuple[Any, ...]) -> int:
+    channels, hw, groups = int(args[4]), int(args[5]), int(args[6])
+    return channels // max(groups, 1) * hw
+
+
+def _batch_norm_extent(args: tuple[Any, ...]) -> int | None:
+    if len(args) <= 5 or not bool(args[5]):   # eval mode: running statistics, an elementwise affine map
+        return None
+    x = args[0]
+    return _numel(x) // max(int(x.shape[1]), 1)
+
+
+_NORMS: dict[str, Callable[[tuple[Any, ...]], int | None]] = {
+    "native_layer_norm": _layer_norm_extent, "native_group_norm": _group_norm_extent,
+    "native_batch_norm": _batch_norm_extent, "_native_batch_norm_legit": _batch_norm_extent,
+}
 
 
 class ChainCounter(UncompiledMode):
-    """Follows (K, D, E) through every tensor the forward makes (see the module docstring)."""
+    """Follows the chain counts (a Cost) through every tensor the forward makes (see the module docstring)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.chains: WeakTensorKeyDictionary = WeakTensorKeyDictionary()
 
-    def chain(self, t: torch.Tensor) -> tuple[int, int, int]:
-        return self.chains.get(t, (0, 0, 0))
+    def chain(self, t: torch.Tensor) -> Cost:
+        return self.chains.get(t, EXACT)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         before = [self.chain(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        k0, d0, e0 = (max(c[i] for c in before) for i in range(3)) if before else (0, 0, 0)
-        name = func.overloadpacket.__name__
-        k, d, e = op_cost(name, tuple(args), out)
+        longest = Cost(*(max(c[i] for c in before) for i in range(len(EXACT)))) if before else EXACT
+        own = op_cost(func.overloadpacket.__name__, tuple(args), out)
+        after = Cost(*(a + b for a, b in zip(longest, own)))
         for t in tree_leaves(out):
             if isinstance(t, torch.Tensor):
-                self.chains[t] = (k0 + k, d0 + d, e0 + e)
+                self.chains[t] = after
         return out
 
 
 def arithmetic_profile(model: torch.nn.Module, inputs: list[Any], flops: bool = True) -> dict[str, Any]:
-    """One forward of `model(*inputs)`, counted. Returns the keyword arguments compare_outputs takes
-    (reduction_length, matmul_stages, op_stages) plus output_elements and, with `flops` (torch's FLOP
-    counter, whose first use imports torch._dynamo: the judge leaves it out), flops and
-    flops_reduction_length."""
+    """One forward of `model(*inputs)`, counted. Returns the counts compare_outputs takes (numerics.
+    WORKLOAD_KEYS: reduction_length, worst_case_roundings, matmul_stages, op_stages, transcendental_stages)
+    plus output_elements and, with `flops` (torch's FLOP counter, whose first use imports torch._dynamo: the
+    judge leaves it out), flops and flops_reduction_length."""
     counter = ChainCounter()
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch.no_grad())
@@ -190,12 +267,14 @@ def arithmetic_profile(model: torch.nn.Module, inputs: list[Any], flops: bool = 
         stack.enter_context(counter)
         out = model(*inputs)
     tensors = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
-    chains = [counter.chain(t) for t in tensors] or [(0, 0, 0)]
+    chains = [counter.chain(t) for t in tensors] or [EXACT]
     elements = sum(int(t.numel()) for t in tensors)
     found = {
-        "reduction_length": max(1, max(c[0] for c in chains)),
-        "matmul_stages": max(c[1] for c in chains),
-        "op_stages": max(1, max(c[2] for c in chains)),
+        "reduction_length": max(1, max(c.roundings for c in chains)),
+        "worst_case_roundings": max(1, max(c.worst for c in chains)),
+        "matmul_stages": max(c.matmul for c in chains),
+        "op_stages": max(1, max(c.ops for c in chains)),
+        "transcendental_stages": max(c.transcendental for c in chains),
         "output_elements": elements,
     }
     if flops:

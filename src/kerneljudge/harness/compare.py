@@ -44,8 +44,9 @@ class Rule:
 
 def tolerance(precision: str, overrides: dict[str, Any] | None = None, contract: str = "tf32",
               reduction_length: int | None = None, matmul_stages: int | None = None,
-              op_stages: int | None = None) -> Rule:
-    """The comparison rule; `overrides` is a problem's TOLERANCE dict (per precision: atol, rtol, rel_l2)."""
+              op_stages: int | None = None, workload: Workload | None = None) -> Rule:
+    """The comparison rule; `overrides` is a problem's TOLERANCE dict (per precision: atol, rtol, rel_l2).
+    `workload` (all the counts) wins over the three separate counts."""
     if precision not in numerics.CLASSES:
         raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(numerics.CLASSES)}")
     if contract not in CONTRACTS:
@@ -54,15 +55,20 @@ def tolerance(precision: str, overrides: dict[str, Any] | None = None, contract:
     override = None
     if isinstance(extra, dict):
         override = {k: float(extra[k]) for k in ("atol", "rtol", "rel_l2") if k in extra}
-    return Rule(precision, contract, override or None, Workload(reduction_length, matmul_stages, op_stages))
+    return Rule(precision, contract, override or None,
+                workload or Workload(reduction_length, matmul_stages, op_stages))
 
 
 def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[torch.Tensor]],
                     precision: str, overrides: dict[str, Any] | None = None, contract: str = "tf32",
                     reduction_length: int | None = None, matmul_stages: int | None = None,
-                    op_stages: int | None = None, tf32_floors: list[Any] | None = None) -> Comparison:
-    """Compare (structure, tensors) pairs as produced by loading.flatten_output; `tf32_floors` holds, per
-    output tensor, the reference's own TF32 error (harness/tf32_floor.py) or None.
+                    op_stages: int | None = None, tf32_floors: list[Any] | None = None, *,
+                    workload: Workload | dict[str, Any] | None = None,
+                    fp64_floors: list[Any] | None = None) -> Comparison:
+    """Compare (structure, tensors) pairs as produced by loading.flatten_output. `workload` carries the
+    problem's counts (numerics.WORKLOAD_KEYS; or give the first three separately); `tf32_floors` and
+    `fp64_floors` hold, per output tensor, the reference's own TF32 and fp32 errors (harness/tf32_floor.py,
+    harness/fp64_floor.py) or None.
 
     detail["numerics"] is the worst output's numerics dict (by class, then rel_l2), or the first failing
     output's, with "output" naming it; detail["rel_l2"] repeats its relative L2 error.
@@ -75,11 +81,12 @@ def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[to
     value_issue = _compare_values(ref_struct, sol_struct)
     if value_issue:
         return Comparison(False, value_issue, {})
-    rule = tolerance(precision, overrides, contract, reduction_length, matmul_stages, op_stages)
+    if isinstance(workload, dict):
+        workload = Workload.of(workload)
+    rule = tolerance(precision, overrides, contract, reduction_length, matmul_stages, op_stages, workload)
     worst: dict[str, Any] | None = None
-    floors = list(tf32_floors or [])
     for i, (r, s) in enumerate(zip(ref_tensors, sol_tensors)):
-        result = compare_tensor(r, s, rule, floors[i] if i < len(floors) else None)
+        result = compare_tensor(r, s, rule, _nth(tf32_floors, i), _nth(fp64_floors, i))
         found = result.detail.get("numerics")
         if found is not None:
             found["output"] = i
@@ -93,8 +100,13 @@ def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[to
     return Comparison(True, reason, {"rel_l2": worst["rel_l2"], "numerics": worst})
 
 
+def _nth(per_output: list[Any] | None, i: int) -> Any:
+    return per_output[i] if per_output and i < len(per_output) else None
+
+
 def compare_tensor(ref: torch.Tensor, sol: torch.Tensor, rule: Rule,
-                   tf32_floor: dict[str, float] | None = None) -> Comparison:
+                   tf32_floor: dict[str, float] | None = None,
+                   fp64_floor: dict[str, float] | None = None) -> Comparison:
     if tuple(ref.shape) != tuple(sol.shape):
         return Comparison(False, f"output shape {tuple(sol.shape)} differs from the reference {tuple(ref.shape)}", {})
     if ref.dtype != sol.dtype:
@@ -103,7 +115,8 @@ def compare_tensor(ref: torch.Tensor, sol: torch.Tensor, rule: Rule,
         return _compare_exactly(ref, sol, rule.contract)
     if ref.is_complex():
         ref, sol = torch.view_as_real(ref), torch.view_as_real(sol)
-    found = numerics.measure(ref, sol, rule.precision, rule.workload, rule.override, rule.contract, tf32_floor)
+    found = numerics.measure(ref, sol, rule.precision, rule.workload, rule.override, rule.contract, tf32_floor,
+                             fp64_floor)
     ok, reason = numerics.decide(found, rule.precision, rule.contract)
     return Comparison(ok, reason, {"rel_l2": found["rel_l2"], "numerics": found})
 

@@ -1,4 +1,5 @@
-"""Ordering the numerics classes of docs/numerics.md (exact < fp32/fp16/bf16 < tf32 < wrong): plain data.
+"""Ordering the numerics classes of docs/numerics.md (exact < fp32/fp16/bf16 < tf32 < wrong), and the names of
+the workload counts: plain data.
 
 The orchestrator merges the classes of many comparisons with these; it does so without importing torch.
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+# the counts harness/arithmetic.py makes and the bounds take (one name each, everywhere they travel)
+WORKLOAD_KEYS = ("reduction_length", "worst_case_roundings", "matmul_stages", "op_stages", "transcendental_stages")
 _RANK = {"exact": 0, "fp32": 1, "fp16": 1, "bf16": 1, "tf32": 2, "wrong": 3}
 
 

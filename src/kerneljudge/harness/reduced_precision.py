@@ -8,10 +8,13 @@ Each variant runs a model's own forward with one change of arithmetic, the way a
   fp16_operands  the same operands cast to fp16 and back (fp16 tensor-core inputs, fp32 accumulation)
   bf16_operands  the same with bf16
   tanh_gelu      every exact GELU computed in its tanh form
+  bf16_results   the result of every op that rounds (all but data movement) rounded to bf16: a kernel that
+                 computes in bf16 where no TF32 path exists (elementwise ops, reductions, norms)
 and two honest fp32 controls:
   split_k        every matmul-like reduction split in two halves added afterwards (another summation order)
   fp64           the whole forward in float64, rounded to fp32 at the end (a more accurate kernel)
-"Matmul-like" ops are those TF32 applies to on a GPU: mm, addmm, bmm, baddbmm, mv, dot, convolution, and
+The tf32 floor (harness/tf32_floor.py) runs "tf32_floor": tf32_truncate and tanh_gelu at once, the coarsest
+arithmetic the tf32 class admits. "Matmul-like" ops are those TF32 applies to on a GPU: mm, addmm, bmm, baddbmm, mv, dot, convolution, and
 the input and weights of the CPU LSTM layer. Attention runs through PyTorch's math backend under a
 variant, so its two products are matmuls too. Used by scripts/calibrate_numerics.py, the tests and, for
 the reference's own TF32 error (harness/tf32_floor.py), the reference process; no solution code runs here.
@@ -28,7 +31,7 @@ from .dispatch_mode import UncompiledMode
 
 aten = torch.ops.aten
 
-VARIANTS = ("tf32", "tf32_truncate", "fp16_operands", "bf16_operands", "tanh_gelu", "split_k", "fp64")
+VARIANTS = ("tf32", "tf32_truncate", "fp16_operands", "bf16_operands", "tanh_gelu", "bf16_results", "split_k", "fp64")
 
 # op -> positions of the operands a tensor core would read in reduced precision
 OPERANDS: dict[Any, tuple[int, ...]] = {
@@ -116,6 +119,25 @@ class TanhGelu(UncompiledMode):
         return func(*args, **kwargs)
 
 
+class Bf16Results(UncompiledMode):
+    """The fp32 result of every op that rounds rounded to bf16 (ops arithmetic.py counts as exact keep theirs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        from .arithmetic import EXACT_OPS
+
+        out = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__ in EXACT_OPS or not isinstance(out, torch.Tensor):
+            return out
+        if out.dtype != torch.float32:
+            return out
+        self.calls += 1
+        return out.to(torch.bfloat16).to(torch.float32)
+
+
 class SplitK(UncompiledMode):
     """Another fp32 summation order: each matmul-like reduction computed as two halves, then added."""
 
@@ -185,6 +207,13 @@ def running_as(variant: str, device: str = "cpu") -> Iterator[dict[str, int]]:
         mode: Any = OperandRounding(ROUNDING[variant])
     elif variant == "tanh_gelu":
         mode = TanhGelu()
+    elif variant == "tf32_floor":
+        with _math_attention(), OperandRounding(truncate_to_tf32) as operands, TanhGelu() as gelu:
+            yield found
+        found["calls"] = operands.calls + gelu.calls
+        return
+    elif variant == "bf16_results":
+        mode = Bf16Results()
     elif variant == "split_k":
         mode = SplitK()
     else:

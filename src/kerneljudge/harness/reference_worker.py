@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import compare, device_clock, ipc, loading, tf32_floor, timing, work_count, worker
+from . import compare, degenerate, device_clock, fp64_floor, ipc, loading, numerics, tf32_floor, timing, work_count, worker
 from .arithmetic import arithmetic_profile
 
 # the reference models in use, most recent last: as many as solutions are checked at once, plus the one being
@@ -29,8 +29,9 @@ SMALL_ENTRIES = 64   # per-model counts (workload, floor) kept at most
 _expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
 _timers: dict[str, timing.Timer] = {}
 _workloads: dict[tuple, dict[str, Any] | None] = {}
-_floors: dict[tuple, list[dict[str, float] | None]] = {}   # per model: the reference's own TF32 error
-_token_floors: dict[str, list[dict[str, float] | None]] = {}
+# per model: the reference's own errors, per output tensor ({"tf32": [...], "fp64": [...]}; see _floors)
+_floors: dict[tuple, dict[str, list[dict[str, float] | None]]] = {}
+_token_floors: dict[str, dict[str, list[dict[str, float] | None]]] = {}
 
 
 def _timer(device: str) -> timing.Timer:
@@ -58,16 +59,18 @@ def _workload(msg: dict[str, Any], problem: Any, model: torch.nn.Module) -> dict
     return _workloads[key]
 
 
-def _floor(msg: dict[str, Any], problem: Any, model: torch.nn.Module,
-           expected: list[list[torch.Tensor]]) -> list[dict[str, float] | None]:
-    """The tf32 class's floor per output (harness/tf32_floor.py), measured once per model on the first seeds'
-    inputs; fp32 runs only (the other precisions have no tf32 class)."""
-    if msg["precision"] != "fp32":
-        return []
+def _floors_of(msg: dict[str, Any], problem: Any, model: torch.nn.Module,
+               expected: list[list[torch.Tensor]]) -> dict[str, list[dict[str, float] | None]]:
+    """The reference's own errors per output, measured once per model on the first seeds' inputs: "tf32" (its
+    TF32 forward, harness/tf32_floor.py) and "fp64" (its fp32 output against float64, harness/fp64_floor.py).
+    fp32 runs only (the other precisions have no tf32 class and keep their own rule)."""
+    if msg["precision"] != "fp32" or not expected:
+        return {"tf32": [], "fp64": []}
     key = _model_key(msg)
     if key not in _floors:
         _bound(_floors)
-        _floors[key] = tf32_floor.measure(problem, model, msg["seeds"], msg["device"], expected)
+        _floors[key] = {"tf32": tf32_floor.measure(problem, model, msg["seeds"], msg["device"], expected),
+                        "fp64": fp64_floor.measure(problem, model, msg["seeds"][0], msg["device"], expected[0])}
     return _floors[key]
 
 
@@ -121,8 +124,11 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
         return
     _expected[msg["token"]] = kept
     workload = _workload(msg, problem, model) if msg["seeds"] else None
-    _token_floors[msg["token"]] = _floor(msg, problem, model, [tensors for _, tensors in kept]) if kept else []
-    channel.send(fd, {"status": "ok", "workload": workload, "outputs": [
+    floors = _floors_of(msg, problem, model, [tensors for _, tensors in kept])
+    _token_floors[msg["token"]] = floors
+    found = degenerate.check(msg.get("contract") or "tf32", precision, kept, workload, msg.get("tolerance"),
+                             floors["tf32"], floors["fp64"])
+    channel.send(fd, {"status": "ok", "workload": workload, "degenerate": found, "floors": floors, "outputs": [
         {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in kept]})
 
 
@@ -147,10 +153,11 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
             got = channel.read_tensors(msg["path"], msg["metas"], limit)
         device = expected[0].device if expected else torch.device("cpu")
         got = [t.to(device) for t in got]
+        floors = _token_floors.get(msg["token"]) or {}
         result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
                                          msg.get("tolerance"), msg.get("contract") or "tf32",
-                                         msg.get("reduction_length"), msg.get("matmul_stages"),
-                                         msg.get("op_stages"), _token_floors.get(msg["token"]))
+                                         tf32_floors=floors.get("tf32"), fp64_floors=floors.get("fp64"),
+                                         workload=numerics.Workload.of(msg))
     except channel.ProtocolError as exc:
         channel.send(fd, {"status": "ok", "ok": False, "protocol_error": True, "reason": str(exc), "detail": {}})
         return

@@ -8,7 +8,9 @@ of their own reference (results/2026-12-01-h200-numerics-calibration-before-floo
 process runs the reference forward again, once per model on each of the first FLOOR_SEEDS trials' inputs,
 with every matmul-like operand truncated to TF32 (the coarsest TF32 a solution may use: what tensor cores do
 with fp32 registers, Triton's tl.dot default; emulated, so it is not the rounding of any GPU library a
-solution calls), and measures that output's error against the fp32 one. The floor is the largest of those
+solution calls) and every exact GELU in its tanh form (the approximation whose error, relative to a small
+output element, a fixed allowance cannot bound), and measures that output's error against the fp32 one.
+A chain with neither a matmul-like op nor a GELU comes out bitwise equal: its floor is zero. The floor is the largest of those
 errors; the tf32 bounds are never below numerics.FLOOR_MARGIN times it. A discrete decision (a top-k route)
 flips only on some inputs, so more than one input is looked at.
 Only trusted code runs here: the problem's reference Model in the reference process.
@@ -45,7 +47,7 @@ def _one_input(problem: Any, model: torch.nn.Module, seed: int, device: str,
                expected: list[torch.Tensor]) -> list[dict[str, float] | None]:
     try:
         inputs = loading.make_inputs(problem, seed, device, "fp32")
-        with torch.no_grad(), reduced_precision.running_as("tf32_truncate", device):
+        with torch.no_grad(), reduced_precision.running_as("tf32_floor", device):
             _, tensors = loading.flatten_output(model(*inputs), device)
     except Exception:  # a forward the rounding mode cannot run: the analysis alone decides
         return [None] * len(expected)
