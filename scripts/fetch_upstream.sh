@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MIRROR=${1:-${KERNELBENCH_MIRROR:-/work/.mirror/ScalingIntelligence+KernelBench/repo}}
 DEST=upstream
-if ! git -C "$MIRROR" rev-parse --verify -q HEAD >/dev/null; then
+if ! git -C "$MIRROR" rev-parse --verify -q HEAD >/dev/null 2>&1; then
   echo "fetch_upstream: $MIRROR is not a git repository with a HEAD commit (give the mirror's path)" >&2
   exit 3
 fi
