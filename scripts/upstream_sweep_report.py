@@ -1,0 +1,406 @@
+"""The upstream sweep's report (scripts/upstream_sweep.py): pure functions over verdict dicts and samples.
+
+Nothing here judges, samples or reads files. summarize() takes the verdicts of one sweep (dicts as in a
+results.jsonl), the GPU and host samples taken while it ran and what is known about the run, and returns one
+JSON-ready dict; render_markdown() writes that dict as the report. So a report can be made again from a
+results.jsonl at any time (`upstream_sweep.py --from-jsonl FILE`) and tested on hand-made verdicts.
+
+Samples, as the sweep records them (t: seconds since the judge was started):
+    GPU:  {"t": 12.5, "gpu": 0, "util": 87.0, "mem_mib": 4021.0}
+    host: {"t": 12.0, "load1": 3.2, "cpu_percent": 41.0 or None, "verdicts": 17 or None (lines in the log)}
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+NEAR_ONE = (0.98, 1.02)          # an identity copy's speedup inside this band counts as "no difference"
+FALSE_POSITIVE_AT = (1.05, 1.1)  # fast_p thresholds whose false-positive rate the sweep measures
+IDLE_BAR_S = 10.0                # the bar: no stretch longer than this with the GPU idle while work waits
+SHOWN = 10                       # offenders, slowest problems and problem-level outcomes listed by name
+# clock -> (speedup field, reference time field, solution time field) of a verdict
+CLOCK_FIELDS = {"end_to_end": ("speedup_end_to_end", "ref_ms", "sol_ms"),
+                "device": ("speedup_device", "ref_device_ms", "sol_device_ms")}
+
+
+def is_unjudgeable(verdict: dict[str, Any]) -> bool:
+    """A problem-level outcome (the problem itself could not be judged), not a verdict on the solution."""
+    return verdict.get("verdict") == "unjudgeable"
+
+
+def label(verdict: dict[str, Any]) -> str:
+    return verdict.get("problem_id") or Path(verdict.get("solution", "?")).name
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-th percentile (0..100) with linear interpolation between order statistics (numpy's default)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# verdicts
+
+
+def verdict_summary(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by verdict, and why the ones that do not count for fast_p failed, grouped by reason."""
+    counts = Counter(v.get("verdict", "?") for v in verdicts)
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for v in verdicts:
+        if v.get("accepted") or is_unjudgeable(v):
+            continue
+        if v.get("verdict") == "correct":  # correct but held back by a blocking flag
+            key = ("correct, not accepted", "flags: " + ", ".join(v.get("flags") or []))
+        else:
+            key = (v.get("verdict", "?"), (v.get("reason") or "").strip()[:300])
+        groups[key].append(label(v))
+    reasons = [{"verdict": k[0], "reason": k[1], "count": len(ids), "problems": sorted(ids)}
+               for k, ids in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))]
+    accepted = sum(1 for v in verdicts if v.get("accepted"))
+    return {"total": len(verdicts), "accepted": accepted, "counts": dict(sorted(counts.items())),
+            "not_accepted": reasons}
+
+
+def problem_outcomes(verdicts: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The unjudgeable rows: which problem, what kind of outcome, and why."""
+    rows = []
+    for v in verdicts:
+        if is_unjudgeable(v):
+            outcome = v.get("problem_outcome") or {}
+            rows.append({"problem": label(v), "kind": str(outcome.get("kind", "?")),
+                         "reason": str(outcome.get("reason") or v.get("reason") or "")})
+    return sorted(rows, key=lambda r: (r["kind"], r["problem"]))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# where the judge's time went
+
+
+def phase_totals(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum of every verdict's phases_s by phase (largest first). Solutions run in parallel, so the sums
+    can exceed the run's wall time; wait_for_device is time a solution waited, not work."""
+    totals: Counter = Counter()
+    for v in verdicts:
+        for phase, seconds in (v.get("phases_s") or {}).items():
+            if _number(seconds) is not None:
+                totals[phase] += seconds
+    wall = sum(_number(v.get("wall_s")) or 0.0 for v in verdicts)
+    phases = [{"phase": p, "total_s": round(s, 3)} for p, s in totals.most_common()]
+    return {"phases": phases, "sum_wall_s": round(wall, 3)}
+
+
+def slowest(verdicts: list[dict[str, Any]], n: int = SHOWN) -> list[dict[str, Any]]:
+    """The n verdicts that took longest (wall_s), each with its three largest phases."""
+    timed = [v for v in verdicts if _number(v.get("wall_s")) is not None]
+    timed.sort(key=lambda v: -v["wall_s"])
+    rows = []
+    for v in timed[:n]:
+        phases = sorted((v.get("phases_s") or {}).items(), key=lambda item: -(_number(item[1]) or 0.0))
+        rows.append({"problem": label(v), "verdict": v.get("verdict"), "wall_s": v["wall_s"],
+                     "top_phases": {p: s for p, s in phases[:3]}})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------
+# identity copies' speedups: every one of them should be 1.0
+
+
+def speedup_stats(verdicts: list[dict[str, Any]], clock: str) -> dict[str, Any]:
+    """Distribution of identity copies' speedups under one clock, and the false-positive rates of fast_p.
+
+    The rates count as fast_p does (score.fast_p): accepted and speedup > p, over every judgeable identity
+    copy (unjudgeable rows are left out of the caller's list). A perfect judge gives 1.0 and rates of 0."""
+    field, ref_field, sol_field = CLOCK_FIELDS[clock]
+    values = [x for x in (_number(v.get(field)) for v in verdicts) if x is not None]
+    low, high = NEAR_ONE
+    stats: dict[str, Any] = {
+        "clock": clock, "field": field, "judged": len(verdicts), "count": len(values),
+        "median": percentile(values, 50), "p5": percentile(values, 5), "p95": percentile(values, 95),
+        "min": min(values) if values else None, "max": max(values) if values else None,
+        "within_band": (sum(1 for x in values if low <= x <= high) / len(values)) if values else None,
+        "below_band": (sum(1 for x in values if x < low) / len(values)) if values else None,
+        "above_band": (sum(1 for x in values if x > high) / len(values)) if values else None,
+        "band": list(NEAR_ONE), "false_positives": {},
+        # how the device times were taken (cuda_graph, profiler; host on the CPU, where both clocks are one)
+        "device_clocks": dict(Counter(str(v.get("device_clock")) for v in verdicts
+                                      if _number(v.get(field)) is not None)),
+    }
+    for p in FALSE_POSITIVE_AT:
+        hits = [v for v in verdicts if v.get("accepted") and (_number(v.get(field)) or 0.0) > p]
+        hits.sort(key=lambda v: -v[field])
+        stats["false_positives"][f"fast_{p:g}"] = {
+            "threshold": p, "count": len(hits), "rate": (len(hits) / len(verdicts)) if verdicts else None,
+            "worst": [{"problem": label(v), "speedup": v[field], "ref_ms": v.get(ref_field),
+                       "sol_ms": v.get(sol_field)} for v in hits[:SHOWN]],
+        }
+    return stats
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the device's busy share
+
+
+def idle_stretches(series: list[tuple[float, float]]) -> list[dict[str, Any]]:
+    """Maximal runs of 0% samples in a (t, utilisation) series sorted by t.
+
+    A stretch runs from its first 0% sample to the next busy sample (or to the last sample when the series
+    ends idle), so its length is right to within one sampling interval. `leading`: no busy sample before it
+    (start-up); `trailing`: none after it (wind-down)."""
+    stretches, start, seen_busy = [], None, False
+    for t, util in series:
+        if util <= 0:
+            if start is None:
+                start = t
+            continue
+        if start is not None:
+            stretches.append({"start": start, "end": t, "leading": not seen_busy, "trailing": False})
+            start = None
+        seen_busy = True
+    if start is not None:
+        stretches.append({"start": start, "end": series[-1][0], "leading": not seen_busy, "trailing": True})
+    for s in stretches:
+        s["duration"] = s["end"] - s["start"]
+    return stretches
+
+
+def _verdicts_by(host: list[dict[str, Any]], t: float) -> int | None:
+    """Verdicts in the log at time t, from the last host sample taken at or before t."""
+    before = [s for s in host if s["t"] <= t and s.get("verdicts") is not None]
+    return before[-1]["verdicts"] if before else None
+
+
+def _describe_stretch(stretch: dict[str, Any] | None, host: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if stretch is None:
+        return None
+    return dict(stretch, duration=round(stretch["duration"], 2), verdicts_before=_verdicts_by(host, stretch["start"]),
+                verdicts_after=_verdicts_by(host, stretch["end"]))
+
+
+def gpu_busy(samples: list[dict[str, Any]], host: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per GPU: mean utilisation, share of samples above 0%, memory, and the longest idle stretches."""
+    by_gpu: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for s in samples:
+        by_gpu[s.get("gpu", 0)].append(s)
+    host = sorted(host, key=lambda s: s["t"])
+    rows = []
+    for gpu, series in sorted(by_gpu.items(), key=lambda item: str(item[0])):
+        series.sort(key=lambda s: s["t"])
+        utils = [s["util"] for s in series]
+        mems = [s["mem_mib"] for s in series if _number(s.get("mem_mib")) is not None]
+        stretches = idle_stretches([(s["t"], s["util"]) for s in series])
+        interior = [s for s in stretches if not s["leading"] and not s["trailing"]]
+        longest = max(stretches, key=lambda s: s["duration"], default=None)
+        longest_interior = max(interior, key=lambda s: s["duration"], default=None)
+        rows.append({
+            "gpu": gpu, "samples": len(series), "span_s": round(series[-1]["t"] - series[0]["t"], 2),
+            "mean_util": sum(utils) / len(utils), "busy_share": sum(1 for u in utils if u > 0) / len(utils),
+            "mean_mem_mib": (sum(mems) / len(mems)) if mems else None, "max_mem_mib": max(mems, default=None),
+            "longest_idle": _describe_stretch(longest, host),
+            "longest_interior_idle": _describe_stretch(longest_interior, host),
+            "interior_idle_over_bar": sum(1 for s in interior if s["duration"] > IDLE_BAR_S),
+        })
+    return rows
+
+
+def host_load(host: list[dict[str, Any]]) -> dict[str, Any] | None:
+    loads = [s["load1"] for s in host if _number(s.get("load1")) is not None]
+    cpu = [s["cpu_percent"] for s in host if _number(s.get("cpu_percent")) is not None]
+    if not loads and not cpu:
+        return None
+    return {"samples": len(host), "mean_load1": (sum(loads) / len(loads)) if loads else None,
+            "max_load1": max(loads, default=None), "mean_cpu_percent": (sum(cpu) / len(cpu)) if cpu else None}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the whole report
+
+
+def machine(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the verdicts say they ran on: device names, devices, and every version key's values (counted)."""
+    versions: dict[str, Counter] = defaultdict(Counter)
+    for v in verdicts:
+        for key, value in (v.get("versions") or {}).items():
+            versions[key][str(value)] += 1
+    return {"device_names": dict(Counter(v.get("device_name") or "?" for v in verdicts)),
+            "devices": dict(Counter(v.get("device") or "?" for v in verdicts)),
+            "versions": {k: dict(c.most_common()) for k, c in sorted(versions.items())}}
+
+
+def summarize(verdicts: Iterable[dict[str, Any]], gpu_samples: list[dict[str, Any]] | None = None,
+              host_samples: list[dict[str, Any]] | None = None, run: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report as one dict. `run`: what the sweep knows about itself (command, date, wall time, the
+    sampler's status, problems not staged); anything it lacks is left out of the report."""
+    rows = list(verdicts)
+    judgeable = [v for v in rows if not is_unjudgeable(v)]
+    host = host_samples or []
+    return {
+        "run": run or {},
+        "machine": machine(rows),
+        "verdicts": verdict_summary(rows),
+        "problem_outcomes": problem_outcomes(rows),
+        "speedups": {clock: speedup_stats(judgeable, clock) for clock in CLOCK_FIELDS},
+        "phases": phase_totals(rows),
+        "slowest": slowest(rows),
+        "gpu": gpu_busy(gpu_samples or [], host),
+        "host": host_load(host),
+    }
+
+
+def _f(value: Any, spec: str = ".3f", none: str = "-") -> str:
+    return none if value is None else format(value, spec)
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.1f}%"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+
+
+def _when(offset: float, run: dict[str, Any]) -> str:
+    started = run.get("started_at")
+    if not isinstance(started, (int, float)):
+        return f"t+{offset:.1f} s"
+    clock = dt.datetime.fromtimestamp(started + offset, dt.timezone.utc).strftime("%H:%M:%S UTC")
+    return f"t+{offset:.1f} s ({clock})"
+
+
+def _header(s: dict[str, Any]) -> list[str]:
+    run, m = s["run"], s["machine"]
+    lines = ["# Upstream KernelBench identity sweep", ""]
+    if run.get("command"):
+        lines += ["```", run["command"], "```", ""]
+    for key, title in (("date", "Date"), ("host", "Host"), ("problems_dir", "Problems"), ("log", "Run log")):
+        if run.get(key):
+            lines.append(f"- {title}: {run[key]}")
+    lines.append("- Device: " + ", ".join(f"{n} ({c})" for n, c in m["device_names"].items()) + "; devices: "
+                 + ", ".join(f"{d} ({c})" for d, c in m["devices"].items()))
+    for key, values in m["versions"].items():
+        mixed = len(values) > 1  # several values in one sweep: say how many verdicts had each
+        lines.append(f"- {key}: " + ", ".join(f"{v} ({c})" if mixed else f"{v}" for v, c in values.items()))
+    if run.get("wall_s") is not None:
+        lines.append(f"- Wall time of this invocation: {run['wall_s']:.1f} s "
+                     f"({run.get('judged_now', '?')} verdicts judged now, {run.get('resumed', '?')} from earlier runs)")
+    for item in run.get("not_staged") or []:
+        lines.append(f"- Not staged: {item['problem']}: {item['reason']}")
+    return lines + [""]
+
+
+def _verdict_lines(s: dict[str, Any]) -> list[str]:
+    v = s["verdicts"]
+    lines = ["## Verdicts", "", f"{v['total']} identity copies, {v['accepted']} accepted.", ""]
+    lines += _table(["verdict", "count"], [[k, n] for k, n in v["counts"].items()]) + [""]
+    if v["not_accepted"]:
+        lines += ["Not accepted, grouped by reason:", ""]
+        lines += _table(["verdict", "count", "reason", "problems"],
+                        [[r["verdict"], r["count"], r["reason"][:160], ", ".join(r["problems"][:SHOWN])
+                          + (" ..." if len(r["problems"]) > SHOWN else "")] for r in v["not_accepted"]]) + [""]
+    outcomes = s["problem_outcomes"]
+    lines += ["## Problem-level outcomes (unjudgeable)", ""]
+    if not outcomes:
+        return lines + ["None.", ""]
+    lines += ["Left out of the speedup statistics.", ""]
+    rows = [[o["problem"], o["kind"], o["reason"]] for o in outcomes]
+    return lines + _table(["problem", "kind", "reason"], rows) + [""]
+
+
+def _speedup_lines(s: dict[str, Any]) -> list[str]:
+    stats = s["speedups"]
+    clocks = list(stats)
+    low, high = NEAR_ONE
+    lines = ["## Identity copies' speedups", "",
+             "Each solution is its problem's own code, so every speedup should be 1.0; the spread is the judge's "
+             "noise floor, and the fast_p rates are false positives.", ""]
+    rows = [["timed", *[stats[c]["count"] for c in clocks]]]
+    for key in ("median", "p5", "p95", "min", "max"):
+        rows.append([key, *[_f(stats[c][key]) for c in clocks]])
+    rows.append([f"below {low}", *[_pct(stats[c]["below_band"]) for c in clocks]])
+    rows.append([f"within [{low}, {high}]", *[_pct(stats[c]["within_band"]) for c in clocks]])
+    rows.append([f"above {high}", *[_pct(stats[c]["above_band"]) for c in clocks]])
+    for p in FALSE_POSITIVE_AT:
+        key = f"fast_{p:g}"
+        rows.append([f"{key} (false positives)", *[f"{_pct(stats[c]['false_positives'][key]['rate'])} "
+                                                   f"({stats[c]['false_positives'][key]['count']})" for c in clocks]])
+    lines += _table(["", *[f"{c} (`{stats[c]['field']}`)" for c in clocks]], rows) + [""]
+    taken = ", ".join(f"{k} ({n})" for k, n in stats.get("device", {}).get("device_clocks", {}).items())
+    if taken:
+        lines += [f"Device times taken by: {taken} (`host` is the host clock: then both columns are one clock).", ""]
+    for c in clocks:
+        for key, fp in stats[c]["false_positives"].items():
+            if fp["worst"]:
+                lines += [f"Worst {key} offenders, {c} clock:", ""]
+                lines += _table(["problem", "speedup", "ref ms", "sol ms"],
+                                [[w["problem"], _f(w["speedup"]), _f(w["ref_ms"], ".4f"), _f(w["sol_ms"], ".4f")]
+                                 for w in fp["worst"]]) + [""]
+    return lines
+
+
+def _stretch_text(stretch: dict[str, Any] | None, run: dict[str, Any]) -> str:
+    if stretch is None:
+        return "none"
+    return (f"{stretch['duration']:.1f} s from {_when(stretch['start'], run)} "
+            f"(verdicts in the log: {_f(stretch['verdicts_before'], 'd')} before, "
+            f"{_f(stretch['verdicts_after'], 'd')} after)")
+
+
+def _busy_lines(s: dict[str, Any]) -> list[str]:
+    run = s["run"]
+    lines = ["## Device busy share", ""]
+    sampler = run.get("gpu_sampler")
+    if sampler:
+        lines += [f"Sampler: {sampler}.", ""]
+    if not s["gpu"]:
+        lines += ["No GPU samples: utilisation was not sampled on this run.", ""]
+    for g in s["gpu"]:
+        over = g["interior_idle_over_bar"]
+        lines += [f"GPU {g['gpu']}: {g['samples']} samples over {g['span_s']:.1f} s; mean utilisation "
+                  f"{g['mean_util']:.1f}%, above 0% in {_pct(g['busy_share'])} of samples; memory used "
+                  f"mean {_f(g['mean_mem_mib'], '.0f')} MiB, max {_f(g['max_mem_mib'], '.0f')} MiB.", "",
+                  f"- Longest stretch at 0%: {_stretch_text(g['longest_idle'], run)}"
+                  + (" (start-up)" if g["longest_idle"] and g["longest_idle"]["leading"] else "")
+                  + (" (wind-down)" if g["longest_idle"] and g["longest_idle"]["trailing"] else ""),
+                  f"- Longest between the first and last busy sample: {_stretch_text(g['longest_interior_idle'], run)}",
+                  f"- Such stretches over {IDLE_BAR_S:g} s (the bar, when work was waiting): {over}", ""]
+    host = s["host"]
+    if host:
+        lines += [f"Host: load average (1 min) mean {_f(host['mean_load1'], '.2f')}, max {_f(host['max_load1'], '.2f')}"
+                  + (f" on {run['cpu_count']} cores" if run.get("cpu_count") else "")
+                  + (f"; CPU busy mean {host['mean_cpu_percent']:.0f}%" if host["mean_cpu_percent"] is not None else "")
+                  + f" ({host['samples']} samples).", ""]
+    return lines
+
+
+def _time_lines(s: dict[str, Any]) -> list[str]:
+    phases = s["phases"]
+    total = sum(p["total_s"] for p in phases["phases"]) or 1.0
+    lines = ["## Where the judge's time went", "",
+             f"Sum of every verdict's `phases_s` (solutions overlap, so sums exceed the wall time; sum of wall_s: "
+             f"{phases['sum_wall_s']:.1f} s).", ""]
+    lines += _table(["phase", "total s", "share"],
+                    [[p["phase"], f"{p['total_s']:.1f}", _pct(p["total_s"] / total)] for p in phases["phases"]]) + [""]
+    lines += [f"Top {SHOWN} problems by wall_s:", ""]
+    return lines + _table(["problem", "verdict", "wall s", "largest phases (s)"],
+                          [[r["problem"], r["verdict"], f"{r['wall_s']:.1f}",
+                            ", ".join(f"{p} {_f(t, '.1f')}" for p, t in r["top_phases"].items())]
+                           for r in s["slowest"]]) + [""]
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    lines = (_header(summary) + _verdict_lines(summary) + _speedup_lines(summary) + _busy_lines(summary)
+             + _time_lines(summary))
+    return "\n".join(lines).rstrip() + "\n"
