@@ -165,8 +165,6 @@ def test_copies_are_named_in_the_upstream_layout_and_map_to_their_problems(upstr
     assert SWEEP.unreadable_files(upstream_like, [1, 2, 3], problems) == ["level3/helpers.py"]
 
 
-@pytest.mark.xfail(strict=True, reason="mapping.match_solution cuts the stem at the first '__', so upstream "
-                                       "names with '__' (or ending in '_') map to nothing under <stem>__<tag>.py")
 def test_stem_and_tag_names_map_upstream_names(upstream_like):
     problems = find_problems(upstream_like)
     for problem in problems:

@@ -35,11 +35,13 @@ def match_solution(solution: Path, problems: list[Problem]) -> Problem | None:
         candidates = [p for p in problems if p.number == number and p.level in (level, 0)]
         candidates.sort(key=lambda p: p.level != level)  # prefer an exact level match
         return candidates[0] if candidates else None
-    problem_stem = stem.split("__", 1)[0]
-    for p in problems:
-        if Path(p.path).stem == problem_stem:
-            return p
-    return None
+    # the problem's own stem, or the longest one followed by "__" and a tag: upstream names hold "__" themselves
+    # ("50_conv_standard_2D__square_input__square_kernel") and may end in "_"
+    by_stem = {Path(p.path).stem: p for p in problems}
+    if stem in by_stem:
+        return by_stem[stem]
+    tagged = [s for s in by_stem if stem.startswith(s + "__")]
+    return by_stem[max(tagged, key=len)] if tagged else None
 
 
 def pair_solutions(solutions_dir: str | Path, problems: list[Problem]) -> tuple[list[tuple[Problem, Path]], list[Path]]:
