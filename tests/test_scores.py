@@ -353,3 +353,21 @@ def test_old_logs_without_problem_outcome_still_load_and_score():
     v = Verdict.from_dict(old)
     assert v.problem_outcome is None and v.to_dict()["problem_outcome"] is None
     assert S.fast_p([old], 1.0) == 1.0 and S.left_out([old])["rows"] == 0
+
+
+def test_run_summary_text_shows_the_outcome_and_the_left_out_line():
+    from kerneljudge import report
+    from kerneljudge.execute.batch import _summary
+
+    rows = [row("a", True, 2.5), row("b", False), unjudgeable("c"), unjudgeable("d", "reference_failed")]
+    table = report.verdict_table(rows)
+    assert "degenerate_reference: the reference output is at rounding-noise level" in table
+    assert "unjudgeable" in table.splitlines()[-1]
+    text = report.fast_p_line(rows)
+    assert "2 unjudgeable" in text.splitlines()[0]
+    assert "fast_0=0.50" in text.splitlines()[1]                # 1 of the 2 judgeable solutions
+    assert text.splitlines()[2] == S.left_out_line(S.left_out(rows))
+    assert len(report.fast_p_line(rows[:2]).splitlines()) == 2   # nothing left out: no extra line
+    assert _summary(unjudgeable("c")).startswith("unjudgeable (degenerate_reference) - the reference output")
+    outcome = report.problem_outcome_text(unjudgeable("c")["problem_outcome"])
+    assert "degenerate_reference (ref_rms=1e-09)" in outcome and "leave this verdict out" in outcome
