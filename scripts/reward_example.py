@@ -88,7 +88,8 @@ def main() -> int:
             counted = [s for s in scores if s is not None]     # None: unjudgeable, no reward applies
             mean = f"{sum(counted) / len(counted):.3f}" if counted else "-"
             print(f"step {step}: mean reward {mean} over {len(counted)} of {len(scores)} in "
-                  f"{time.monotonic() - started:.1f} s (later steps repeat the same code: answered from the verdict cache)")
+                  f"{time.monotonic() - started:.1f} s (later steps repeat the same code: answered from the "
+                  "verdict cache)")
     return 0
 
 

@@ -15,8 +15,8 @@ from kerneljudge import score
 from kerneljudge.extras import MissingExtra, require
 from kerneljudge.reporting.html import esc, json_for_script, tag
 
-from .verdict_logs import (HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, cli, unjudgeable, verdict,
-                           write_bench_run, write_run_log)
+from .verdict_logs import (HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, cli, unjudgeable,
+                           verdict, write_bench_run, write_run_log)
 
 pytest.importorskip("matplotlib", reason="the report needs the 'report' extra (matplotlib)")
 

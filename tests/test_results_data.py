@@ -118,4 +118,5 @@ def test_unjudgeable_rows_carry_their_outcome_kind(tmp_path):
     log = write_run_log(tmp_path / "run.jsonl", [verdict("p", speedup=1.0), unjudgeable("q")])
     df = load_results(log)
     assert str(df["problem_outcome_kind"].dtype) == "string"
-    assert df["problem_outcome_kind"].tolist()[1] == "degenerate_reference" and pd.isna(df.loc[0, "problem_outcome_kind"])
+    assert df["problem_outcome_kind"].tolist()[1] == "degenerate_reference"
+    assert pd.isna(df.loc[0, "problem_outcome_kind"])
