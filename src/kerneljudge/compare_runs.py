@@ -126,7 +126,7 @@ def left_out_lines(c: Mapping[str, Any]) -> list[str]:
             lines.append(f"{c[side]['label']}: {score.left_out_line(left)}")
     n = (c.get("problems") or {}).get("unjudgeable", 0)
     if n:
-        lines.append(f"{n} problem(s) in both runs not compared: one run has no judgeable verdict for them")
+        lines.append(f"{n} problem(s) in both runs not compared: a run has no judgeable verdict for them")
     return lines
 
 
