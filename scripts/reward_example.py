@@ -83,9 +83,13 @@ def main() -> int:
                             problem_id=[str(PROBLEM)] * args.group)
             for score, result in zip(scores, reward.last_results):
                 what = result.verdict["verdict"] if result.verdict else f"no code ({result.extraction['note']})"
-                print(f"step {step} reward {score:5.2f}  {what}")
-            print(f"step {step}: mean reward {sum(scores) / len(scores):.3f} in {time.monotonic() - started:.1f} s "
-                  "(later steps repeat the same code: answered from the verdict cache)")
+                shown = "    -" if score is None else f"{score:5.2f}"
+                print(f"step {step} reward {shown}  {what}")
+            counted = [s for s in scores if s is not None]     # None: unjudgeable, no reward applies
+            mean = f"{sum(counted) / len(counted):.3f}" if counted else "-"
+            print(f"step {step}: mean reward {mean} over {len(counted)} of {len(scores)} in "
+                  f"{time.monotonic() - started:.1f} s (later steps repeat the same code: answered from the "
+                  "verdict cache)")
     return 0
 
 

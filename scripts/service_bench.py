@@ -87,7 +87,7 @@ def main() -> int:
         latencies: list[float] = []
         lock = threading.Lock()
 
-        def one_client(batch: list[tuple[str, int]]) -> list[float]:
+        def one_client(batch: list[tuple[str, int]]) -> list[float | None]:
             own = KernelReward(url=service.url, timeout_s=1800)
             started = time.monotonic()
             scores = own(prompts=[""] * len(batch), completions=[reply(n, v) for n, v in batch],
@@ -102,10 +102,12 @@ def main() -> int:
         load_wall = time.monotonic() - t1
         status = client.status()
         judged = status["counters"]["judged_since_start"] - before
+        counted = [x for scores in all_scores for x in scores if x is not None]   # None: unjudgeable
         result["load"] = {"wall_s": round(load_wall, 2), "completions": sum(len(b) for b in batches),
                           "distinct_judged": judged, "verdicts_per_hour": round(judged / load_wall * 3600),
                           "reward_call_s_median": round(statistics.median(latencies), 2),
-                          "mean_reward": round(sum(map(sum, all_scores)) / sum(map(len, all_scores)), 3),
+                          "mean_reward": round(sum(counted) / len(counted), 3) if counted else None,
+                          "unjudgeable": sum(map(len, all_scores)) - len(counted),
                           "devices": status["devices"]}
         singles = []
         target = names[0]

@@ -4,6 +4,7 @@ real judge, two tiny problems written here. No network, no real key."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from kerneljudge import score
 from kerneljudge.cli import main
-from kerneljudge.generate.bench import BenchError, select_problems
+from kerneljudge.generate.bench import Bench, BenchError, BenchSettings, select_problems
+from kerneljudge.generate.providers import Completion
 from kerneljudge.generate.runfolder import RunFolder
 
 from .llm_server import llm_server  # noqa: F401  (the fixture)
@@ -504,3 +507,70 @@ def test_problem_selection():
     assert [p.id for p in select_problems("suite", level=1, ids=[Path(first.path).stem])] == [first.id]
     with pytest.raises(BenchError, match="no problem with id"):
         select_problems("suite", level=1, ids=["level1/does_not_exist"])
+
+
+class _CannedProvider:
+    """Answers every request at once with the same good reply (no server: nothing to wait for but the loop)."""
+
+    network = False
+
+    def __init__(self):
+        self.requests = 0
+
+    async def complete(self, messages, **_):
+        self.requests += 1
+        await asyncio.sleep(0)            # let the other trajectories interleave, as real requests do
+        return Completion(text=fenced(ADD_SOLUTION), model="test-model", usage={}, cost_usd=None, latency_s=0.0,
+                          cached=False, raw_id=None, finish_reason="stop")
+
+    async def aclose(self):
+        pass
+
+
+class _CannedJudge:
+    """The add problem's reference cannot judge (degenerate); every relu solution is wrong."""
+
+    async def judge_one(self, problem, path):
+        await asyncio.sleep(0)
+        base = {"accepted": False, "speedup": None, "problem": problem.path, "problem_id": problem.id, "flags": []}
+        if "add_scaled" in problem.id:
+            return {**base, "verdict": "unjudgeable", "reason": "the reference output is at rounding-noise level",
+                    "problem_outcome": {"kind": "degenerate_reference", "reason": "noise", "figures": {"rms": 1e-9}}}
+        return {**base, "verdict": "wrong_output", "reason": "output differs at index 3"}
+
+
+def _canned_bench(problems: Path, out: Path, turns: int, lines: list):
+    settings = BenchSettings(model="openai:test-model", problems=str(problems), out=str(out), samples=2, turns=turns,
+                             device="cpu", backend="triton")
+    bench = Bench(settings, say=lines.append)
+    bench.folder.create()
+    return bench
+
+
+def test_an_unjudgeable_problem_is_asked_for_no_more_turns(problems, tmp_path):
+    lines: list[str] = []
+    out = tmp_path / "run"
+    bench = _canned_bench(problems, out, 3, lines)
+    plans, _ = bench.plan({})
+    bench.planned = sum(3 - start for _, _, start, _ in plans)
+    provider = _CannedProvider()
+    asyncio.run(bench._main(provider, _CannedJudge(), plans))
+    rows = rows_of(out)
+    add = sorted((r["sample"], r["turn"]) for r in rows if "add_scaled" in r["problem_id"])
+    relu = sorted((r["sample"], r["turn"]) for r in rows if "shifted_relu" in r["problem_id"])
+    assert add == [(0, 0), (1, 0)]                      # each trajectory's first turn, then none
+    assert relu == [(s, t) for s in range(2) for t in range(3)]
+    assert provider.requests == 8 and bench.planned == bench.finished == 8
+    stopped = [e for e in map(json.loads, (out / "events.jsonl").read_text().splitlines()) if e["event"] == "stopped"]
+    assert sorted(e["sample"] for e in stopped) == [0, 1]
+    assert all(e["why"] == "unjudgeable" and e["turn"] == 1 and e["turns_not_asked"] == 2
+               and e["problem_outcome"]["kind"] == "degenerate_reference" for e in stopped)
+    assert sum("no more turns, the problem cannot judge (degenerate_reference" in line for line in lines) == 2
+    assert any("unjudgeable (degenerate_reference) - the reference output" in line for line in lines)
+    assert score.left_out(rows) == {"rows": 2, "problems": 1, "by_kind": {"degenerate_reference": 2}}
+    # resumed with more turns: only the judgeable problem's trajectories go on
+    again = _canned_bench(problems, out, 4, [])
+    plans, skipped = again.plan({(r["problem_id"], r["sample"], r["turn"]): r for r in rows})
+    assert skipped == 8 and sorted((p.id, s, t) for p, s, t, _ in plans) == [
+        (pid, s, 3) for pid in {r["problem_id"] for r in rows if "relu" in r["problem_id"]} for s in range(2)]
+    assert list(again.unjudgeable) == [next(r["problem_id"] for r in rows if "add_scaled" in r["problem_id"])]

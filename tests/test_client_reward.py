@@ -124,3 +124,26 @@ def test_the_reward_example_runs(tmp_path):
                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count("mean reward 0.275") == 2, proc.stdout
+
+
+def test_an_unjudgeable_verdict_earns_no_reward():
+    s = RewardShaping()
+    outcome = {"kind": "degenerate_reference", "reason": "noise-level output", "figures": {"ref_rms": 1e-9}}
+    assert s.reward({"verdict": "unjudgeable", "accepted": False, "speedup": None, "problem_outcome": outcome}) is None
+    assert s.reward({"verdict": "unjudgeable", "accepted": False}) is None    # whatever the outcome says
+
+
+def test_the_trl_call_passes_none_through_for_unjudgeable_verdicts(monkeypatch):
+    from kerneljudge.reward import KernelReward
+
+    verdicts = {"good": {"verdict": "correct", "accepted": True, "speedup": 2.0},
+                "noise": {"verdict": "unjudgeable", "accepted": False, "speedup": None,
+                          "problem_outcome": {"kind": "reference_failed", "reason": "OOM", "figures": {}}}}
+    reward = KernelReward.__new__(KernelReward)        # no pool or client: _judge is replaced below
+    reward.shaping, reward.backend, reward.problem_column, reward.last_results = RewardShaping(), None, "problem_id", []
+    monkeypatch.setattr(reward, "_judge", lambda pairs: [verdicts[p] for p, _ in pairs], raising=False)
+    code = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    scores = reward(prompts=["p"] * 3, completions=[fenced(code), fenced(code), "no code here"],
+                    problem_id=["good", "noise", "noise"])
+    assert scores == [pytest.approx(1.25), None, 0.0]
+    assert reward.last_results[1].reward is None and reward.last_results[1].verdict["verdict"] == "unjudgeable"

@@ -9,7 +9,7 @@ import pytest
 
 from kerneljudge.compare_runs import compare, compare_text
 
-from .verdict_logs import cli, verdict, write_run_log
+from .verdict_logs import cli, unjudgeable, verdict, write_run_log
 
 
 def rows_a() -> list[dict]:
@@ -24,7 +24,9 @@ def rows_b() -> list[dict]:
 
 def test_paired_values_by_hand():
     c = compare(rows_a(), rows_b(), thresholds=(0, 1, 1.5, 2), n_boot=0)
-    assert c["problems"] == {"shared": 3, "only_a": 1, "only_b": 1, "only_a_ids": ["p4"], "only_b_ids": ["p5"]}
+    assert c["problems"] == {"shared": 3, "only_a": 1, "only_b": 1, "only_a_ids": ["p4"], "only_b_ids": ["p5"],
+                             "unjudgeable": 0, "unjudgeable_ids": []}
+    assert c["a"]["left_out"] == {"rows": 0, "problems": 0, "by_kind": {}}
     fast = c["baselines"]["eager"]["fast_p"]
     # shared p1..p3: A accepted p1 (2x), p3 (1.5x); B accepted p1 (4x), p2 (1.2x)
     assert fast["fast_0"]["a"]["value"] == pytest.approx(2 / 3) and fast["fast_0"]["b"]["value"] == pytest.approx(2 / 3)
@@ -86,3 +88,25 @@ def test_compare_command(tmp_path, capsys):
     assert cli("compare", str(a), str(c)) == 3
     assert "share no problem" in capsys.readouterr().err
     assert cli("compare", str(a), str(tmp_path / "missing.jsonl")) == 3
+
+
+def test_unjudgeable_rows_are_left_out_and_counted():
+    plain = compare(rows_a(), rows_b(), thresholds=(0, 1), n_boot=50)
+    # A: p1 could not be judged in one of its two samples; B: p2 could not be judged at all, p6 only in B
+    a = rows_a() + [unjudgeable("p1", sample=1)]
+    b = rows_b() + [unjudgeable("p6", "reference_failed")]
+    b[1] = unjudgeable("p2")
+    c = compare(a, b, thresholds=(0, 1), n_boot=50)
+    assert c["problems"]["shared"] == 2 and c["problems"]["unjudgeable"] == 1
+    assert c["problems"]["unjudgeable_ids"] == ["p2"] and c["problems"]["only_b_ids"] == ["p5", "p6"]
+    assert c["a"]["left_out"] == {"rows": 1, "problems": 0, "by_kind": {"degenerate_reference": 1}}
+    assert c["b"]["left_out"] == {"rows": 2, "problems": 2,
+                                  "by_kind": {"degenerate_reference": 1, "reference_failed": 1}}
+    # p1 and p3 compare as before: A's unjudgeable sample is not a trajectory of p1
+    fast0 = c["baselines"]["eager"]["fast_p"]["fast_0"]
+    assert fast0["a"]["value"] == 1.0 and fast0["b"]["value"] == 0.5
+    assert plain["baselines"]["eager"]["fast_p"]["fast_0"]["a"]["value"] == pytest.approx(2 / 3)
+    text = compare_text(c)
+    assert "A: left out of every score: 1 unjudgeable row(s)" in text
+    assert "1 problem(s) in both runs not compared" in text
+    assert "left out" not in compare_text(plain)

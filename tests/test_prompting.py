@@ -433,3 +433,12 @@ def test_feedback_for_a_reply_without_code():
     assert set(fb) == set(P.feedback_from_verdict(_verdict(reason="x")))
     user = P.build_refinement_messages(SOFTMAX, "triton", None, fb)[1]["content"]
     assert "no usable code in the reply" in user and "(no code was extracted)" in user and "did not pass" in user
+
+
+def test_feedback_on_an_unjudgeable_verdict_does_not_blame_the_solution():
+    outcome = {"kind": "degenerate_reference", "reason": "reference output at noise level", "figures": {"rms": 1e-9}}
+    fb = P.feedback_from_verdict(_verdict(verdict="unjudgeable", reason="the reference output is at noise level",
+                                          problem_outcome=outcome))
+    assert fb["verdict"] == "unjudgeable" and not fb["accepted"] and fb["mismatch"] is None
+    user = P.build_refinement_messages(SOFTMAX, "triton", "x = 1", fb)[1]["content"]
+    assert "not judged" in user and "could not decide" in user and "did not pass" not in user

@@ -15,8 +15,8 @@ from kerneljudge import score
 from kerneljudge.extras import MissingExtra, require
 from kerneljudge.reporting.html import esc, json_for_script, tag
 
-from .verdict_logs import (HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, cli, write_bench_run,
-                           write_run_log)
+from .verdict_logs import (HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, cli, unjudgeable,
+                           verdict, write_bench_run, write_run_log)
 
 pytest.importorskip("matplotlib", reason="the report needs the 'report' extra (matplotlib)")
 
@@ -190,6 +190,26 @@ def test_no_source_leaves_solutions_out(runs_dir, tmp_path):
     page = out.read_text()
     assert "return x * 2" not in page and '-src"' not in page
     assert page.count('class="plot"') == 7
+
+
+def test_unjudgeable_rows_are_shown_and_left_out_of_the_scores(tmp_path):
+    judged = [verdict("level1/1_softmax", speedup=1.2), verdict("level1/2_relu", "wrong_output")]
+    rows = judged + [unjudgeable("level1/3_sum"), unjudgeable("level1/2_relu", "reference_failed")]
+    log = write_run_log(tmp_path / "u" / "run.jsonl", rows)
+    plain = write_run_log(tmp_path / "p" / "run.jsonl", [dict(v) for v in judged])
+    out = tmp_path / "r.html"
+    write_report(load_runs([log, plain], ["with", "without"]), out, settings=FAST)
+    page = out.read_text()
+    with_, without = _data(page)["runs"]
+    assert with_["summary"]["baselines"] == without["summary"]["baselines"]
+    assert with_["summary"]["left_out"] == {"rows": 2, "problems": 1,
+                                            "by_kind": {"degenerate_reference": 1, "reference_failed": 1}}
+    assert esc("with: left out of every score: 2 unjudgeable row(s)") in page
+    assert "without: left out" not in page
+    assert 'data-verdict="unjudgeable"' in page and 'class="v-unjudgeable"' in page
+    assert esc("degenerate_reference: degenerate reference <b>here</b>") in page   # kind, then the escaped reason
+    assert "outcome figures" in page and "ref_rms" in page
+    assert _data(page)["compare"][0]["a"]["left_out"]["rows"] == 2
 
 
 # ------------------------------------------------------------------------------------------ command

@@ -103,3 +103,20 @@ def test_load_results_is_exported_from_the_package():
 
     assert kerneljudge.load_results is results_data.load_results
     assert "load_results" in kerneljudge.__all__
+
+
+def test_unjudgeable_rows_carry_their_outcome_kind(tmp_path):
+    from .verdict_logs import unjudgeable
+
+    row = flatten_row(unjudgeable("level1/3_sum", "reference_failed"))
+    assert row["verdict"] == "unjudgeable" and row["problem_outcome_kind"] == "reference_failed"
+    assert row["accepted"] is False and row["speedup"] is None
+    assert flatten_row(verdict("p", speedup=1.0))["problem_outcome_kind"] is None      # old logs: missing
+    pd = pytest.importorskip("pandas")
+    from kerneljudge.results_data import load_results
+
+    log = write_run_log(tmp_path / "run.jsonl", [verdict("p", speedup=1.0), unjudgeable("q")])
+    df = load_results(log)
+    assert str(df["problem_outcome_kind"].dtype) == "string"
+    assert df["problem_outcome_kind"].tolist()[1] == "degenerate_reference"
+    assert pd.isna(df.loc[0, "problem_outcome_kind"])

@@ -253,3 +253,121 @@ def test_summary_with_turns_and_empty():
     empty = S.summary([], n_boot=10)
     assert empty["rows"] == 0 and empty["baselines"]["eager"]["fast_p"]["fast_0"]["value"] is None
     assert isinstance(S.summary_table(empty), str)
+
+
+# --- unjudgeable rows: the problem could not judge, so no score counts them -------------------------------
+
+
+def unjudgeable(pid: str, kind: str = "degenerate_reference", **extra) -> dict:
+    return {"problem_id": pid, "accepted": False, "speedup": None, "sol_ms": None, "verdict": "unjudgeable",
+            "reason": "the reference output is at rounding-noise level",
+            "problem_outcome": {"kind": kind, "reason": "noise", "figures": {"ref_rms": 1e-9}}, **extra}
+
+
+def test_unjudgeable_rows_leave_fast_p_of_the_others_unchanged():
+    judged = [row("a", True, 2.5), row("b", True, 1.0), row("c", False), row("d", True, None)]
+    mixed = judged[:2] + [unjudgeable("e"), unjudgeable("f", "reference_failed")] + judged[2:]
+    assert S.fast_p_table(mixed) == S.fast_p_table(judged)
+    for p in S.FAST_P_SET:
+        assert S.fast_p_avg(mixed, p) == S.fast_p_avg(judged, p)
+        assert S.fast_p_at_k(mixed, p, 1) == S.fast_p_at_k(judged, p, 1)
+    assert S.pass_at_k(mixed, 1) == S.pass_at_k(judged, 1)
+    assert S.geomean_speedup(mixed) == S.geomean_speedup(judged)
+    assert S.fast_p([unjudgeable("e")], 0) == 0.0 and S.fast_p_avg([unjudgeable("e")], 0) == 0.0
+    assert S.verdict_counts(mixed) == {"correct": 3, "wrong_output": 1, "unjudgeable": 2}
+
+
+def test_left_out_counts_rows_problems_and_kinds():
+    rows = [row("a", True, 2.0), unjudgeable("a"),                      # a keeps a judgeable row
+            unjudgeable("b"), unjudgeable("b", sample=1),               # b has none: left out
+            unjudgeable("c", "reference_failed"), row("d", False)]
+    assert S.left_out(rows) == {"rows": 4, "problems": 2,
+                                "by_kind": {"degenerate_reference": 3, "reference_failed": 1}}
+    assert S.left_out([row("a", True)]) == {"rows": 0, "problems": 0, "by_kind": {}}
+    assert S.left_out([{"verdict": "unjudgeable", "problem_id": "x"}])["by_kind"] == {"unknown": 1}
+    line = S.left_out_line(S.left_out(rows))
+    assert "4 unjudgeable" in line and "3 degenerate_reference" in line and "2 problem(s)" in line
+    assert S.left_out_line(S.left_out([row("a", True)])) == ""
+
+
+def test_an_all_unjudgeable_problem_is_left_out_of_per_problem_averages():
+    judged = [row("a", True, 2.0, sample=0), row("a", False, sample=1), row("b", False, sample=0),
+              row("b", False, sample=1)]
+    rows = judged + [unjudgeable("c", sample=0), unjudgeable("c", sample=1)]
+    assert S.fast_p_avg(rows, 0) == 0.25                    # (0.5 + 0) / 2, not / 3
+    assert S.pass_at_k(rows, 2) == S.pass_at_k(judged, 2)
+    assert S.by_level(rows, S.fast_p_avg, 0.0) == {0: 0.25}
+    stat = lambda rs: S.fast_p_avg(rs, 0)                   # noqa: E731
+    assert S.bootstrap_ci(rows, stat, n_boot=100) == S.bootstrap_ci(judged, stat, n_boot=100)
+    # a sample whose only row is unjudgeable is not a trajectory of its problem
+    partial = [row("a", True, 2.0, sample=0), unjudgeable("a", sample=1)]
+    assert S.fast_p_avg(partial, 0) == 1.0
+
+
+def test_summary_reports_what_it_left_out():
+    judged = [row("a", False, turn=0), row("a", True, 1.5, turn=1), row("level2/b", True, 0.7, turn=0)]
+    rows = judged + [unjudgeable("level3/c", turn=0), unjudgeable("a", "reference_failed", turn=2)]
+    summary = S.summary(rows, n_boot=50)
+    plain = S.summary(judged, n_boot=50)
+    assert summary["baselines"] == plain["baselines"]       # every score as if the rows were not there
+    assert summary["rows"] == 5 and summary["problems"] == 3 and summary["turns"] == 2
+    assert summary["verdicts"]["unjudgeable"] == 2
+    assert summary["left_out"] == {"rows": 2, "problems": 1,
+                                   "by_kind": {"degenerate_reference": 1, "reference_failed": 1}}
+    assert "3" not in summary["baselines"]["eager"]["by_level"]
+    assert json.loads(json.dumps(summary)) == summary
+    table = S.summary_table(summary)
+    assert table.splitlines()[-1] == S.left_out_line(summary["left_out"])
+    assert "left out" not in S.summary_table(plain) and plain["left_out"]["rows"] == 0
+
+
+# --- the verdict type ------------------------------------------------------------------------------------
+
+
+def _outcome(kind: str = "degenerate_reference") -> dict:
+    return {"kind": kind, "reason": "reference output at rounding-noise level", "figures": {"ref_rms": 1e-9}}
+
+
+def test_an_unjudgeable_verdict_must_say_why_and_count_for_nothing():
+    from kerneljudge.types import PROBLEM_OUTCOMES, VERDICTS, Verdict
+
+    assert "unjudgeable" in VERDICTS and PROBLEM_OUTCOMES == ("degenerate_reference", "reference_failed")
+    base = dict(verdict="unjudgeable", reason="r", problem="p.py", solution="s.py")
+    ok = Verdict(accepted=False, problem_outcome=_outcome("reference_failed"), **base)
+    assert Verdict.from_dict(json.loads(ok.to_json())) == ok
+    for bad in (dict(accepted=True, problem_outcome=_outcome()),
+                dict(accepted=False, speedup=2.0, problem_outcome=_outcome()),
+                dict(accepted=False, problem_outcome=None),
+                dict(accepted=False, problem_outcome={"kind": "flaky", "reason": "", "figures": {}})):
+        with pytest.raises(ValueError):
+            Verdict(**base, **bad)
+    with pytest.raises(ValueError):   # only an unjudgeable verdict carries a problem outcome
+        Verdict(verdict="correct", accepted=True, reason="", problem="p", solution="s", problem_outcome=_outcome())
+
+
+def test_old_logs_without_problem_outcome_still_load_and_score():
+    from kerneljudge.types import Verdict
+
+    old = {"verdict": "correct", "accepted": True, "reason": "matches", "problem": "p.py", "solution": "s.py",
+           "problem_id": "level1/1_x", "speedup": 1.5, "flags": [], "an_old_field": 1}
+    v = Verdict.from_dict(old)
+    assert v.problem_outcome is None and v.to_dict()["problem_outcome"] is None
+    assert S.fast_p([old], 1.0) == 1.0 and S.left_out([old])["rows"] == 0
+
+
+def test_run_summary_text_shows_the_outcome_and_the_left_out_line():
+    from kerneljudge import report
+    from kerneljudge.execute.batch import _summary
+
+    rows = [row("a", True, 2.5), row("b", False), unjudgeable("c"), unjudgeable("d", "reference_failed")]
+    table = report.verdict_table(rows)
+    assert "degenerate_reference: the reference output is at rounding-noise level" in table
+    assert "unjudgeable" in table.splitlines()[-1]
+    text = report.fast_p_line(rows)
+    assert "2 unjudgeable" in text.splitlines()[0]
+    assert "fast_0=0.50" in text.splitlines()[1]                # 1 of the 2 judgeable solutions
+    assert text.splitlines()[2] == S.left_out_line(S.left_out(rows))
+    assert len(report.fast_p_line(rows[:2]).splitlines()) == 2   # nothing left out: no extra line
+    assert _summary(unjudgeable("c")).startswith("unjudgeable (degenerate_reference) - the reference output")
+    outcome = report.problem_outcome_text(unjudgeable("c")["problem_outcome"])
+    assert "degenerate_reference (ref_rms=1e-09)" in outcome and "leave this verdict out" in outcome

@@ -49,6 +49,13 @@ def verdict(pid: str, verdict: str = "correct", speedup: float | None = None, **
     return row
 
 
+def unjudgeable(pid: str, kind: str = "degenerate_reference", **extra: Any) -> dict[str, Any]:
+    """A verdict row for a problem whose reference could not judge (verdict `unjudgeable`)."""
+    outcome = {"kind": kind, "reason": f"{kind.replace('_', ' ')} <b>here</b>", "figures": {"ref_rms": 3e-8}}
+    return verdict(pid, "unjudgeable", accepted=False, reason=extra.pop("reason", outcome["reason"]),
+                   problem_outcome=outcome, **extra)
+
+
 def numerics(cls: str, err: float = 1e-6) -> dict[str, Any]:
     return {"max_abs_err": err, "max_rel_err": err * 10, "rel_l2": err / 2, "frac_over_tol": 0.0 if cls != "wrong" else 0.3,
             "class": cls, "contract": "tf32"}

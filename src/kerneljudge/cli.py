@@ -88,6 +88,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         print(report.verdict_table([verdict.to_dict()]))
         print(f"\n{verdict.verdict}: {verdict.reason}")
+        if verdict.problem_outcome:     # unjudgeable: the problem, not the solution, decided it
+            print(report.problem_outcome_text(verdict.problem_outcome))
         if verdict.error_excerpt and verdict.verdict != "correct":
             print("\n" + verdict.error_excerpt[-1500:])
     return 0

@@ -4,6 +4,10 @@ For each shared problem, each run's per-problem fast_p (its share of trajectorie
 score.fast_p_avg averages) and its mean log best speedup (as score.geomean_speedup takes them); the
 difference B - A is averaged over problems and given a percentile bootstrap interval that resamples
 problems, keeping each problem's pair together. The pieces are score.py's own functions.
+
+Unjudgeable rows (the problem's reference could not judge) are left out of both runs before pairing, as
+score does; a problem in both runs with no judgeable row in one of them is not shared, and the result
+says how many rows and problems were left out (left_out_lines).
 """
 
 from __future__ import annotations
@@ -74,19 +78,24 @@ def compare(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, A
             thresholds: Sequence[float] = DEFAULT_P, baselines: Optional[Mapping[str, Mapping[str, float]]] = None,
             n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
             labels: Sequence[str] = ("A", "B")) -> dict[str, Any]:
-    """Paired comparison, JSON-able. Keys: a, b ({label, rows, problems}), problems ({shared, only_a, only_b,
-    only_a_ids, only_b_ids}), confidence, n_boot, seed, warnings, and baselines: {"eager": block, NAME: block}
+    """Paired comparison, JSON-able. Keys: a, b ({label, rows, problems, left_out: score.left_out of the run}),
+    problems ({shared, only_a, only_b, only_a_ids, only_b_ids, unjudgeable, unjudgeable_ids}: unjudgeable counts
+    the problems in both runs left out because one run has no judgeable row for them), confidence, n_boot,
+    seed, warnings, and baselines: {"eager": block, NAME: block}
     where a block is {fast_p: {fast_P: {a, b, diff: {value, ci}, b_better, a_better}}, geomean_speedup:
     {problems, a, b, ratio: {value, ci}, b_faster, a_faster}}. ratio is B's geomean speedup over A's on
     the problems both solved and timed."""
-    ga, gb = score.trajectories(rows_a), score.trajectories(rows_b)
+    ga, gb = score.trajectories(score.judgeable(rows_a)), score.trajectories(score.judgeable(rows_b))
+    ids_a, ids_b = {score.problem_of(v) for v in rows_a}, {score.problem_of(v) for v in rows_b}
     shared = sorted(set(ga) & set(gb))
-    only_a, only_b = sorted(set(ga) - set(gb)), sorted(set(gb) - set(ga))
+    only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)
+    unjudgeable = sorted((ids_a & ids_b) - set(shared))
     out: dict[str, Any] = {
-        "a": {"label": labels[0], "rows": len(rows_a), "problems": len(ga)},
-        "b": {"label": labels[1], "rows": len(rows_b), "problems": len(gb)},
+        "a": {"label": labels[0], "rows": len(rows_a), "problems": len(ids_a), "left_out": score.left_out(rows_a)},
+        "b": {"label": labels[1], "rows": len(rows_b), "problems": len(ids_b), "left_out": score.left_out(rows_b)},
         "problems": {"shared": len(shared), "only_a": len(only_a), "only_b": len(only_b),
-                     "only_a_ids": only_a[:20], "only_b_ids": only_b[:20]},
+                     "only_a_ids": only_a[:20], "only_b_ids": only_b[:20],
+                     "unjudgeable": len(unjudgeable), "unjudgeable_ids": unjudgeable[:20]},
         "confidence": confidence, "n_boot": n_boot, "seed": seed, "warnings": _differences(rows_a, rows_b),
         "baselines": {},
     }
@@ -108,6 +117,19 @@ def ci_str(entry: Mapping[str, Any], signed: bool = False, suffix: str = "") -> 
     return text + (f" [{_v(ci[0], signed)}, {_v(ci[1], signed)}]" if ci else "")
 
 
+def left_out_lines(c: Mapping[str, Any]) -> list[str]:
+    """What the comparison left out: each run's unjudgeable rows, and the problems of both runs not paired."""
+    lines = []
+    for side in ("a", "b"):
+        left = c[side].get("left_out") or {}
+        if left.get("rows"):
+            lines.append(f"{c[side]['label']}: {score.left_out_line(left)}")
+    n = (c.get("problems") or {}).get("unjudgeable", 0)
+    if n:
+        lines.append(f"{n} problem(s) in both runs not compared: a run has no judgeable verdict for them")
+    return lines
+
+
 def compare_text(c: Mapping[str, Any]) -> str:
     a, b, probs = c["a"], c["b"], c["problems"]
     lines = [f"A: {a['label']} ({a['rows']} verdicts, {a['problems']} problems)",
@@ -116,6 +138,7 @@ def compare_text(c: Mapping[str, Any]) -> str:
              f"intervals: {100 * c['confidence']:g}% bootstrap over the shared problems, pairs kept together, "
              f"{c['n_boot']} resamples, seed {c['seed']}"]
     lines += [f"warning: {w}" for w in c.get("warnings", [])]
+    lines += left_out_lines(c)
     for name, block in c["baselines"].items():
         table = [[f"against {name}", "A", "B", "B - A", "B better / A better"]]
         for k, e in block["fast_p"].items():
@@ -175,10 +198,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     result = compare(run_a.rows, run_b.rows, thresholds=args.p, baselines=baselines, n_boot=args.n_boot,
                      labels=(run_a.label, run_b.label))
     if not result["problems"]["shared"]:
-        print(f"kerneljudge: {run_a.label} and {run_b.label} share no problem", file=sys.stderr)
+        unjudgeable = result["problems"]["unjudgeable"]
+        print(f"kerneljudge: {run_a.label} and {run_b.label} share no problem"
+              + (f" with judgeable verdicts in both ({unjudgeable} left out as unjudgeable)" if unjudgeable else ""),
+              file=sys.stderr)
         return 3
     print(json.dumps(result, sort_keys=True) if args.json else compare_text(result))
     return 0
 
 
-__all__ = ["compare", "ci_str", "compare_block", "compare_text", "register", "cmd_compare"]
+__all__ = ["compare", "ci_str", "compare_block", "compare_text", "left_out_lines", "register", "cmd_compare"]

@@ -116,10 +116,12 @@ COLUMNS: list[tuple[str, str, str, Getter]] = [
     ("sample", "Int64", "bench: 0-based sample (trajectory) of the problem", lambda v: _int(v.get("sample"))),
     ("turn", "Int64", "bench: 0-based refinement turn", lambda v: _int(v.get("turn"))),
     ("item", "string", "bench: the item's file-name stem (<problem stem>__s<S>_t<T>)", _field("item")),
-    ("verdict", "string", "correct, wrong_output, build_error, runtime_error, timeout, rejected (bench: also no_code)",
-     _field("verdict")),
+    ("verdict", "string", "correct, wrong_output, build_error, runtime_error, timeout, rejected, unjudgeable "
+     "(bench: also no_code)", _field("verdict")),
     ("accepted", "boolean", "counts for fast_p: correct and no blocking flag", lambda v: bool(v.get("accepted"))),
     ("reason", "string", "the verdict's one-line reason", _field("reason")),
+    ("problem_outcome_kind", "string", "unjudgeable only: why the problem could not judge, degenerate_reference or "
+     "reference_failed (scores leave these rows out)", _in("problem_outcome", "kind")),
     ("speedup", "Float64", "eager reference time / solution time (end to end); missing unless correct and timed",
      lambda v: _num(v.get("speedup"))),
     ("ref_ms", "Float64", "the reference's median time, ms", lambda v: _num(v.get("ref_ms"))),

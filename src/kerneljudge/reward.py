@@ -1,4 +1,4 @@
-"""A reward for RL on kernels: model completions in, one float per completion out, from the judge's verdict.
+"""A reward for RL on kernels: model completions in, one float (or None) per completion out, from the judge's verdict.
 
     from kerneljudge.reward import KernelReward
     reward = KernelReward(url="http://127.0.0.1:8000")        # a `kerneljudge serve`; or device="cpu" in-process
@@ -6,7 +6,7 @@
     results = reward.score(completions, problem_ids)            # RewardResult(reward, verdict, extraction)
 
 The call signature is the one TRL's GRPOTrainer (and RLOOTrainer) uses for reward functions:
-f(prompts=..., completions=..., completion_ids=..., **dataset_columns, trainer_state=...) -> list[float];
+f(prompts=..., completions=..., completion_ids=..., **dataset_columns, trainer_state=...) -> list[float | None];
 the problem of each row comes from a dataset column (`problem_column`, default "problem_id"), holding suite
 ids (level1/21_relu) or, in-process, paths to problem files. A completion is the raw reply: a string, or a
 conversation (a list of {"role", "content"} messages, the last assistant message is used). The code is
@@ -19,7 +19,15 @@ Shaping (RewardShaping; every number configurable, see docs/service.md):
       blocking flag (not accepted)                                                      `compiled`)
     accepted                                                    correct + speedup_weight * clamp(log2(speedup),
                                                                 log2_min, log2_max)    (1.0 + 0.25 * [-1, 3])
+    unjudgeable (the problem's reference could not judge)       None
 A rejected or not-accepted solution never gets more than a wrong one: RewardShaping refuses such settings.
+
+None is TRL's word for "this reward function does not apply to this sample": an unjudgeable verdict says
+nothing about the completion (the problem decided it: a degenerate reference output, or a reference that
+failed to run), so no number would be honest. TRL's GRPOTrainer turns None into NaN and sums reward
+functions with nansum: with this as the only reward function such a sample adds 0.0 (and TRL warns), and
+since every completion of a GRPO group shares its problem, the group's advantages are all zero. Callers
+that do their own arithmetic must skip None (see scripts/reward_example.py).
 """
 
 from __future__ import annotations
@@ -58,11 +66,13 @@ class RewardShaping:
             raise ValueError("an accepted solution must earn at least what a wrong one does: raise correct or "
                              "lower speedup_weight / raise log2_min")
 
-    def reward(self, verdict: dict[str, Any] | None) -> float:
-        """The reward for one verdict (None: no code was found in the reply)."""
+    def reward(self, verdict: dict[str, Any] | None) -> float | None:
+        """The reward for one verdict (None: no code was found in the reply); None for an unjudgeable verdict."""
         if verdict is None:
             return self.no_code
         kind = verdict.get("verdict")
+        if kind == "unjudgeable":      # the problem could not judge: no reward applies (module docstring)
+            return None
         if verdict.get("accepted") and kind == "correct":
             speedup = verdict.get("speedup")
             bonus = 0.0
@@ -78,7 +88,7 @@ class RewardShaping:
 
 @dataclass
 class RewardResult:
-    reward: float
+    reward: float | None                    # None for an unjudgeable verdict (the module docstring says why)
     verdict: dict[str, Any] | None          # None when no code was extracted
     extraction: dict[str, Any] = field(default_factory=dict)   # {"code", "outcome", "note"} (code left out)
 
@@ -125,7 +135,7 @@ class KernelReward:
     # -- the trainer's call
 
     def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None,
-                 **kwargs: Any) -> list[float]:
+                 **kwargs: Any) -> list[float | None]:
         if completions is None:
             raise TypeError("completions is required")
         problems = kwargs.get(self.problem_column)

@@ -3,6 +3,11 @@
 fast_p / fast_p_table / verdict_counts count every row once. The functions after them score generation
 runs (several samples per problem, refinement turns, other baselines, levels, bootstrap intervals);
 their row fields are described above FAST_P_SET.
+
+Rows with verdict `unjudgeable` (the problem's reference could not judge: types.PROBLEM_OUTCOMES) are
+neither correct nor wrong: every score leaves them out of its denominator, and a problem with no other
+row out of per-problem averages. verdict_counts counts them like any verdict; left_out() says how many
+rows and problems a score left out, and why.
 """
 
 from __future__ import annotations
@@ -13,14 +18,60 @@ import re
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 FAST_P_THRESHOLDS = (0.0, 0.5, 1.0, 1.5, 2.0)
+UNJUDGEABLE = "unjudgeable"
+
+
+# --- rows the problem could not judge ------------------------------------------------------------------
+
+
+def is_unjudgeable(v: Mapping[str, Any]) -> bool:
+    return v.get("verdict") == UNJUDGEABLE
+
+
+def judgeable(verdicts: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """The rows every score counts: all but the unjudgeable ones."""
+    return [v for v in verdicts if not is_unjudgeable(v)]
+
+
+def outcome_kind(v: Mapping[str, Any]) -> str:
+    """The problem outcome's kind of an unjudgeable row ("unknown" when the row does not say)."""
+    outcome = v.get("problem_outcome")
+    kind = outcome.get("kind") if isinstance(outcome, Mapping) else None
+    return str(kind) if kind else "unknown"
+
+
+def left_out(verdicts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the scores leave out: {"rows": unjudgeable rows, "problems": problems none of whose rows is
+    judgeable (gone from per-problem averages), "by_kind": {kind: rows}}."""
+    rows = list(verdicts)
+    out = [v for v in rows if is_unjudgeable(v)]
+    kept = {problem_of(v) for v in rows if not is_unjudgeable(v)}
+    by_kind: dict[str, int] = {}
+    for v in out:
+        by_kind[outcome_kind(v)] = by_kind.get(outcome_kind(v), 0) + 1
+    return {"rows": len(out), "problems": len({problem_of(v) for v in out} - kept),
+            "by_kind": dict(sorted(by_kind.items()))}
+
+
+def left_out_line(left: Mapping[str, Any]) -> str:
+    """One line for text output; "" when nothing was left out."""
+    if not left.get("rows"):
+        return ""
+    kinds = ", ".join(f"{n} {kind}" for kind, n in left.get("by_kind", {}).items())
+    return (f"left out of every score: {left['rows']} unjudgeable row(s) ({kinds}); "
+            f"{left.get('problems', 0)} problem(s) with no judgeable row")
+
+
+# --- the paper's fast_p, one row per solution ----------------------------------------------------------
 
 
 def fast_p(verdicts: Iterable[dict[str, Any]], p: float) -> float:
     """Share of solutions that are accepted (correct, no blocking flag) AND faster than the reference by > p.
 
     fast_0 is the accepted share whether or not the solutions were timed (as in the paper: correctness).
+    Unjudgeable rows are not in the denominator; 0.0 when no row is left.
     """
-    rows = list(verdicts)
+    rows = judgeable(verdicts)
     if not rows:
         return 0.0
     hits = sum(1 for v in rows if v.get("accepted") and (p == 0 or (v.get("speedup") or 0.0) > p))
@@ -157,7 +208,7 @@ def fast_p_avg(verdicts: Iterable[Mapping[str, Any]], p: float, *, baseline: Opt
     """fast_p averaged over problems: per problem, the share of its trajectories that qualify (by
     max_turn; None: any turn), then the mean over problems. With one row per problem this equals
     fast_p(). 0.0 for no rows."""
-    per = _per_problem_fast_p(trajectories(verdicts), p, baseline, max_turn)
+    per = _per_problem_fast_p(trajectories(judgeable(verdicts)), p, baseline, max_turn)
     return _mean(list(per.values()))
 
 
@@ -167,7 +218,7 @@ def fast_p_at_k(verdicts: Iterable[Mapping[str, Any]], p: float, k: int, *,
     fewer than k samples uses the ones it has."""
     if k < 1:
         raise ValueError("k must be at least 1")
-    groups = trajectories(verdicts)
+    groups = trajectories(judgeable(verdicts))
     return _mean([1.0 if any(_traj_ok(t, p, baseline, max_turn) for t in trajs[:k]) else 0.0
                   for trajs in groups.values()])
 
@@ -186,8 +237,8 @@ def pass_at_k_estimate(n: int, c: int, k: int) -> float:
 def pass_at_k(verdicts: Iterable[Mapping[str, Any]], k: int, *, p: float = 0.0,
               baseline: Optional[Mapping[str, float]] = None, max_turn: Optional[int] = None) -> float:
     """Mean over problems of the unbiased pass@k estimate from each problem's n trajectories, c of which
-    qualify for fast_p (p=0: accepted). Raises ValueError when a problem has fewer than k samples."""
-    groups = trajectories(verdicts)
+    qualify for fast_p (p=0: accepted). Raises ValueError when a problem has fewer than k judgeable samples."""
+    groups = trajectories(judgeable(verdicts))
     short = sorted(pid for pid, trajs in groups.items() if len(trajs) < k)
     if short:
         raise ValueError(f"pass@{k} needs at least {k} samples per problem; fewer for {', '.join(short[:5])}"
@@ -200,7 +251,7 @@ def fast_p_by_turn(verdicts: Iterable[Mapping[str, Any]], p: float, *,
                    baseline: Optional[Mapping[str, float]] = None) -> dict[int, float]:
     """turn t -> fast_p_avg with max_turn=t (best so far by turn t), for t = 0 .. the last turn seen.
     A trajectory that stopped early keeps its best result for the later turns."""
-    rows = list(verdicts)
+    rows = judgeable(verdicts)
     if not rows:
         return {}
     groups = trajectories(rows)
@@ -227,7 +278,8 @@ def geomean_speedup(verdicts: Iterable[Mapping[str, Any]], *, baseline: Optional
                     max_turn: Optional[int] = None) -> Optional[float]:
     """Geometric mean speedup over correct (accepted, timed) solutions: one value per trajectory, its best
     accepted speedup by max_turn. None when there is none."""
-    logs = [x for trajs in trajectories(verdicts).values() for x in _best_logs(trajs, baseline, max_turn)]
+    groups = trajectories(judgeable(verdicts))
+    logs = [x for trajs in groups.values() for x in _best_logs(trajs, baseline, max_turn)]
     return math.exp(_mean(logs)) if logs else None
 
 
@@ -273,10 +325,10 @@ def _bootstrap(groups: Sequence[Any], statistic: Callable[[list[Any]], Optional[
 def bootstrap_ci(verdicts: Iterable[Mapping[str, Any]], statistic: Callable[[list[Row]], Optional[float]], *,
                  n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> Optional[tuple[float, float]]:
     """Percentile bootstrap interval for statistic(rows), resampling problems (all rows of a problem go
-    together; a problem drawn twice counts twice, under distinct ids). Deterministic for a seed; None
-    without rows or when the statistic is None on every resample."""
+    together; a problem drawn twice counts twice, under distinct ids). Unjudgeable rows are left out before
+    resampling. Deterministic for a seed; None without rows or when the statistic is None on every resample."""
     by_problem: dict[str, list[Mapping[str, Any]]] = {}
-    for v in verdicts:
+    for v in judgeable(verdicts):
         by_problem.setdefault(problem_of(v), []).append(v)
     groups = [by_problem[pid] for pid in sorted(by_problem)]
 
@@ -324,25 +376,29 @@ def summary(verdicts: Iterable[Mapping[str, Any]], *, baselines: Optional[Mappin
             seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
     """Everything at once, JSON-able. Keys:
 
-    rows, problems, samples {min, max} (trajectories per problem), turns (number of turns seen), verdicts
-    (counts), confidence, n_boot, seed, and "baselines": {"eager": ..., NAME: ...} (eager from the rows'
-    own speedups, NAME from `baselines`: problem_id -> baseline ms), each with
+    rows, problems (every row and problem read, unjudgeable ones included), verdicts (counts), left_out
+    (left_out(): the unjudgeable rows, and the problems with no other row, that no score below counts),
+    samples {min, max} (judgeable trajectories per problem), turns (number of turns seen), confidence,
+    n_boot, seed, and "baselines": {"eager": ..., NAME: ...} (eager from the rows' own speedups, NAME from
+    `baselines`: problem_id -> baseline ms), each with
       fast_p            {fast_0: {value, ci}, ...}   fast_p_avg over all turns, ci by bootstrap over problems
       geomean_speedup   {value, ci, n}               over accepted, timed trajectories (best per trajectory)
       by_level          {level: {problems, fast_p, geomean_speedup}}
       fast_p_by_turn    {fast_p: {turn: value}}      only when there is more than one turn
       fast_p_at_k       {k: {fast_p: value}}         first-k samples, for k in ks up to the most samples
       pass_at_k         {k: {value, ci}}             unbiased, p = 0, for k in ks up to the fewest samples
+    A block's own "problems" counts the problems it scored (those with a judgeable row).
     Level and bootstrap keys are strings (JSON); values are None where undefined.
     """
-    rows = list(verdicts)
+    every = list(verdicts)
+    rows = judgeable(every)
     groups = trajectories(rows)
     sample_counts = [len(t) for t in groups.values()]
     turns = (max(_turn(v) for v in rows) + 1) if rows else 0
     out: dict[str, Any] = {
-        "rows": len(rows), "problems": len(groups),
+        "rows": len(every), "problems": len({problem_of(v) for v in every}),
         "samples": {"min": min(sample_counts, default=0), "max": max(sample_counts, default=0)},
-        "turns": turns, "verdicts": verdict_counts(rows),
+        "turns": turns, "verdicts": verdict_counts(every), "left_out": left_out(every),
         "confidence": confidence, "n_boot": n_boot, "seed": seed, "baselines": {},
     }
     named: dict[str, Optional[Mapping[str, float]]] = {"eager": None, **dict(baselines or {})}
@@ -411,4 +467,7 @@ def summary_table(s: Mapping[str, Any]) -> str:
                 lines.append(f"  k={k}: " + "  ".join(f"{p}={_fmt(v)}" for p, v in table_k.items()))
         if block.get("pass_at_k"):
             lines.append("pass@k (unbiased): " + "  ".join(f"pass@{k}={_cell(e)}" for k, e in block["pass_at_k"].items()))
+    left = left_out_line(s.get("left_out") or {})
+    if left:
+        lines += ["", left]
     return "\n".join(lines)

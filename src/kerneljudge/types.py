@@ -7,7 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout", "rejected")
+VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout", "rejected", "unjudgeable")
+# Why the problem's reference could not judge (verdict `unjudgeable`): its output is degenerate (rounding-noise
+# level, moved wholesale by its own TF32 forward, or a constant output would pass), or it failed to run.
+PROBLEM_OUTCOMES = ("degenerate_reference", "reference_failed")
 PRECISIONS = ("fp32", "fp16", "bf16")
 POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")
@@ -148,10 +151,29 @@ class Verdict:
     phases_s: dict[str, float] = field(default_factory=dict)  # where the judge's wall time went
     # top kernels/ops of one profiled call: {name, class, device_us, calls, share}, then a "(total)" row
     profile: list[dict[str, Any]] = field(default_factory=list)
+    # for verdict `unjudgeable`: {"kind": <one of PROBLEM_OUTCOMES>, "reason": <one line>,
+    # "figures": {<the numbers the decision was made from>}}; None for every other verdict
+    problem_outcome: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
+        if self.verdict == "unjudgeable":
+            self._check_unjudgeable()
+        elif self.problem_outcome is not None:
+            raise ValueError(f"problem_outcome is for verdict 'unjudgeable' only; this verdict is {self.verdict!r}")
+
+    def _check_unjudgeable(self) -> None:
+        """The problem could not judge: nothing about the solution may count, and the outcome must say why."""
+        if self.accepted:
+            raise ValueError("an unjudgeable verdict cannot be accepted")
+        if self.speedup is not None:
+            raise ValueError("an unjudgeable verdict has no speedup")
+        outcome = self.problem_outcome
+        kind = outcome.get("kind") if isinstance(outcome, dict) else None
+        if kind not in PROBLEM_OUTCOMES:
+            raise ValueError(f"an unjudgeable verdict needs problem_outcome with a kind in "
+                             f"{', '.join(PROBLEM_OUTCOMES)}; got {outcome!r}")
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

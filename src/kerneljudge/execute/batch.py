@@ -144,6 +144,8 @@ def _summary(v: dict[str, Any]) -> str:
         text += f" {v['speedup']:.2f}x"
     if v["verdict"] == "correct" and not v.get("accepted"):
         text += f" (not accepted: {', '.join(v.get('flags', []))})"
+    elif v["verdict"] == "unjudgeable":
+        text += f" ({(v.get('problem_outcome') or {}).get('kind')}) - {v.get('reason', '')[:100]}"
     elif v["verdict"] != "correct":
         text += f" - {v.get('reason', '')[:100]}"
     if v.get("build_s") is not None:

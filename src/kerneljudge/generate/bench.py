@@ -8,7 +8,10 @@ its extraction and (when code was found) one verdict. Turn 0 is prompted with th
 with the previous turn's solution and the judge's feedback on it (feedback_from_verdict, held-out shapes
 hidden). A trajectory stops after its first accepted turn unless `all_turns`; a reply without usable
 code is a `no_code` item (a failed turn, refined with feedback_no_code). A provider or judge error ends
-the trajectory without a row, so a re-run retries it.
+the trajectory without a row, so a re-run retries it. Once any row of a problem is `unjudgeable` (its
+reference cannot judge: nothing the model writes can change that), no trajectory of that problem is asked
+for another turn; each still gets its first, so every planned trajectory has a row. The stop is recorded
+as a "stopped" event with the problem outcome.
 
 Generation and judging overlap: every trajectory is an asyncio task; requests go out through the
 provider (its own concurrency limit and retries); extracted solutions are queued to `judge_workers`
@@ -139,6 +142,7 @@ class Bench:
         self.planned = 0
         self.new_rows = 0
         self.written: dict[tuple[str, int, int], dict[str, Any]] = {}
+        self.unjudgeable: dict[str, dict[str, Any]] = {}   # problem id -> its first unjudgeable row
 
     def _validate(self) -> None:
         s = self.s
@@ -271,7 +275,7 @@ class Bench:
         self.planned = sum(self.s.turns - start for _, _, start, _ in plans)
         self.folder.event("start", settings={**asdict(self.s), "base_url": safe_url(self.s.base_url)},
                           identity=self.identity(), items_done=len(done), items_skipped=skipped,
-                          trajectories=len(plans))
+                          trajectories=len(plans), unjudgeable_problems=sorted(self.unjudgeable))
         self.say(f"bench: {len(self.problems)} problem(s) x {self.s.samples} sample(s) x {self.s.turns} turn(s) "
                  f"with {self.s.model}, backend {self.backend} judged on {self.device} ({self.s.policy}); "
                  f"run folder {self.folder.root}")
@@ -290,7 +294,8 @@ class Bench:
         rows = self.folder.rows()
         self.check_log(done, rows)
         wall = round(time.monotonic() - started, 3)
-        self.folder.event("end", items_this_run=self.new_rows, errors=len(self.errors), provider=stats, wall_s=wall)
+        self.folder.event("end", items_this_run=self.new_rows, errors=len(self.errors), provider=stats, wall_s=wall,
+                          unjudgeable_problems=sorted(self.unjudgeable))
         return BenchResult(self.folder.root, rows, self.new_rows, skipped, self.errors, stats, wall)
 
     def check_log(self, before: Mapping[tuple[str, int, int], Any], rows: list[dict[str, Any]]) -> None:
@@ -308,6 +313,9 @@ class Bench:
     def plan(self, done: Mapping[tuple[str, int, int], Mapping[str, Any]]):
         """[(problem, sample, first turn to do, the row of the turn before or None)], and items skipped."""
         plans, skipped = [], 0
+        for row in done.values():
+            if row.get("verdict") == "unjudgeable":
+                self.unjudgeable.setdefault(str(row.get("problem_id")), row)
         for p in self.problems:
             for sample in range(self.s.samples):
                 prev = None
@@ -316,10 +324,27 @@ class Bench:
                     prev = done[(p.id, sample, turn)]
                     turn += 1
                 skipped += turn
-                if turn >= self.s.turns or (prev is not None and prev.get("accepted") and not self.s.all_turns):
+                if turn >= self.s.turns or (prev is not None and self._stop_reason(p.id, prev)):
                     continue
                 plans.append((p, sample, turn, prev))
         return plans, skipped
+
+    def _stop_reason(self, problem_id: str, row: Mapping[str, Any]) -> str | None:
+        """Why the trajectory gets no turn after this row: "accepted" (unless all_turns), "unjudgeable" (a row
+        of the problem said its reference cannot judge), or None when it goes on."""
+        if row.get("accepted") and not self.s.all_turns:
+            return "accepted"
+        return "unjudgeable" if problem_id in self.unjudgeable else None
+
+    def _stopped_unjudgeable(self, problem: Problem, sample: int, next_turn: int) -> None:
+        """Record that the trajectory gets no turn from next_turn on, and why."""
+        row = self.unjudgeable[problem.id]
+        outcome = row.get("problem_outcome") or {}
+        self.folder.event("stopped", problem_id=problem.id, sample=sample, turn=next_turn, why="unjudgeable",
+                          problem_outcome=outcome, seen_at={"sample": row.get("sample"), "turn": row.get("turn")},
+                          turns_not_asked=self.s.turns - next_turn)
+        self.say(f"bench: {problem.id} s{sample}: no more turns, the problem cannot judge "
+                 f"({outcome.get('kind')}: {str(row.get('reason', ''))[:100]})")
 
     async def _main(self, provider, workers: JudgeWorkers, plans) -> None:
         tasks = [asyncio.create_task(self._trajectory(provider, workers, *plan)) for plan in plans]
@@ -340,7 +365,10 @@ class Bench:
                 self.planned -= self.s.turns - turn
                 return
             turn += 1
-            if row.get("accepted") and not self.s.all_turns:   # _item took the turns left off the plan
+            why = self._stop_reason(problem.id, row)
+            if why:                                       # _item took the turns left off the plan
+                if why == "unjudgeable" and turn < self.s.turns:
+                    self._stopped_unjudgeable(problem, sample, turn)
                 return
             prev = row
 
@@ -420,7 +448,9 @@ class Bench:
                           speedup=row.get("speedup"))
         self.new_rows += 1
         self.finished += 1
-        if row.get("accepted") and not self.s.all_turns:
+        if row.get("verdict") == "unjudgeable":
+            self.unjudgeable.setdefault(problem.id, row)
+        if self._stop_reason(problem.id, row):
             self.planned -= self.s.turns - turn - 1            # the trajectory stops here
         self.say(f"[{self.finished}/{self.planned}] {problem.id} s{sample} "
                  f"t{turn}: {describe(row)} (reply {gen_s:.1f} s{', cached' if completion.cached else ''}"

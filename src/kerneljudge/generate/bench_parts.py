@@ -142,6 +142,8 @@ def describe(row: Mapping[str, Any]) -> str:
         text += " accepted" if row.get("accepted") else f" not accepted ({', '.join(row.get('flags') or [])})"
     elif row.get("verdict") == "no_code":
         text += f" - {row.get('extraction_note', '')[:100]}"
+    elif row.get("verdict") == "unjudgeable":
+        text += f" ({(row.get('problem_outcome') or {}).get('kind')}) - {str(row.get('reason', ''))[:100]}"
     else:
         text += f" - {str(row.get('reason', ''))[:100]}"
     return text

@@ -39,7 +39,7 @@ SHOT_EXAMPLES = ("1_swish_residual", "2_rms_norm", "3_mean_pool_tanh")   # one-s
 TEMPLATES = (
     "system.md", "intro.md", "rules.md", "backend_cuda.md", "backend_triton.md", "backend_cpp.md",
     "hardware.md", "answer_format.md", "user_zero_shot.md", "user_one_shot.md", "user_few_shot.md",
-    "example.md", "refine.md", "goal_fix.md", "goal_faster.md", "goal_flags.md",
+    "example.md", "refine.md", "goal_fix.md", "goal_faster.md", "goal_flags.md", "goal_unjudgeable.md",
 )
 
 # Facts the GpuSpec of suite/sol.py does not carry, from NVIDIA's published H100/H200 (GH100) figures:
@@ -349,6 +349,8 @@ def build_refinement_messages(problem_text: str, backend: str, previous_solution
 
 
 def _goal(feedback: Mapping[str, Any]) -> str:
+    if feedback.get("verdict") == "unjudgeable":     # bench stops before such a prompt; said honestly if built
+        return template("goal_unjudgeable.md")
     if feedback.get("verdict") != "correct":
         return template("goal_fix.md")
     if feedback.get("accepted"):
@@ -655,6 +657,7 @@ _VERDICT_WORDS = {
     "runtime_error": "failed while running",
     "timeout": "ran out of time",
     "rejected": "rejected",
+    "unjudgeable": "not judged (the problem's reference cannot tell right from wrong)",
 }
 
 

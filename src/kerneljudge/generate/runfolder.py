@@ -5,7 +5,7 @@
       prompts/           <item>.json  the request as sent: {"messages": [...], "temperature", ...}
       replies/           <item>.md    the model's reply, verbatim
       solutions/         <item>.py    the solution extracted from the reply (absent for no_code)
-      events.jsonl       the timeline: start, reply, verdict, error, interrupted, end
+      events.jsonl       the timeline: start, reply, verdict, stopped, error, interrupted, end
       verdicts.jsonl     one row per finished (problem, sample, turn): the verdict dict plus run fields
       summary.json       score.summary() of verdicts.jsonl, rewritten at the end of every bench run
       cache/             the provider's disk cache (generate/cache.py): re-runs never re-query

@@ -19,7 +19,7 @@ table.data th{background:#f5f5f5;position:sticky;top:0}
 #problems th{cursor:pointer;user-select:none}
 div.scroll{overflow-x:auto}td.reason{max-width:420px}
 #problems th.asc::after{content:" \\25B2"}#problems th.desc::after{content:" \\25BC"}
-td.v-correct{color:#17612b}td.v-held{color:#8a5a00}td.v-bad{color:#a1221b}
+td.v-correct{color:#17612b}td.v-held{color:#8a5a00}td.v-bad{color:#a1221b}td.v-unjudgeable{color:#555}
 .filters{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:8px 0}
 .filters input[type=search]{min-width:260px}
 pre.code{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow:auto;max-height:560px;

@@ -58,13 +58,13 @@ def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]], se
         _section("scores", "Scores", tag("p", f"fast_p averaged over problems, with {100 * 0.95:g}% bootstrap "
                                              f"intervals over problems ({settings.n_boot} resamples), as `kerneljudge "
                                              "score` reports them.", class_="meta"),
-                 tables.score_table(runs, table_summaries)),
+                 tables.left_out_note(runs, table_summaries) or "", tables.score_table(runs, table_summaries)),
         _section("curves", "fast_p curves", *[figure(f) for f in curve_figs]),
         _section("levels", "Levels", tables.level_table(runs, table_summaries)),
         _section("speedups", "Speedups", *[figure(f) for f in speed_figs]),
         _section("breakdown", "Verdicts, flags, numerics", breakdown(runs)),
         _section("backends", "Backends", tag("p", "fast_p per backend, averaged over the problems that have a "
-                                                  "verdict in that backend (no intervals).", class_="meta"),
+                                                  "judgeable verdict in that backend (no intervals).", class_="meta"),
                  tables.backend_table(runs)),
     ]
     generation = tables.generation_table(runs)

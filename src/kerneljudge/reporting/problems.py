@@ -29,9 +29,16 @@ def _num(x: Any) -> Optional[float]:
 
 
 def _verdict_class(label: str) -> str:
-    return {"correct": "v-correct", "correct (held)": "v-held"}.get(label, "v-bad")
+    return {"correct": "v-correct", "correct (held)": "v-held", "unjudgeable": "v-unjudgeable"}.get(label, "v-bad")
 
 
+
+
+def _reason(v: Mapping[str, Any]) -> str:
+    """The verdict's reason; for an unjudgeable one, after the problem outcome's kind."""
+    if score.is_unjudgeable(v):
+        return f"{score.outcome_kind(v)}: {v.get('reason') or ''}"
+    return str(v.get("reason") or "")
 
 
 def _short(text: Any) -> str:
@@ -68,7 +75,7 @@ def problem_table(runs: Sequence[Run], with_source: bool = True) -> Markup:
                 Cell(fmt(_num(v.get("ref_ms"))), _num(v.get("ref_ms"))),
                 Cell(fmt(_num(v.get("sol_ms"))), _num(v.get("sol_ms"))),
                 _d(v.get("numerics")).get("class") or "-", ", ".join(str(f) for f in _l(v.get("flags"))),
-                Cell(_short(v.get("reason")), cls="reason")] + \
+                Cell(_short(_reason(v)), cls="reason")] + \
                 ([Cell(tag("a", "source", href=f"#v{n}-src"))] if with_source else [])
             rows.append(cells)
             attrs.append({"data_run": run.label, "data_verdict": label, "data_level": str(level),
@@ -147,6 +154,8 @@ def _facts(v: Mapping[str, Any]) -> Markup:
     usage = _d(v.get("usage"))
     return _kv([
         ("reason", v.get("reason")), ("accepted", bool(v.get("accepted"))),
+        ("problem outcome", score.outcome_kind(v) if score.is_unjudgeable(v) else None),
+        ("outcome figures", _compact(_d(v.get("problem_outcome")).get("figures")) if score.is_unjudgeable(v) else None),
         ("flags", ", ".join(str(f) for f in _l(v.get("flags")))),
         ("speedup", _num(v.get("speedup"))), ("clock", v.get("clock")),
         ("speedup (device)", _num(v.get("speedup_device"))),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .. import score
-from ..compare_runs import ci_str, compare
+from ..compare_runs import ci_str, compare, left_out_lines
 from . import plots
 from .curves import curve_of, levels_of, turn_curves
 from .html import Markup, esc, table, tag
@@ -69,7 +69,8 @@ def breakdown(runs: Sequence[Run]) -> Markup:
     cats = ordered({c for _, t, _ in verdicts for c in t}, VERDICT_ORDER)
     out += [tag("h3", "verdicts"),
             figure(plots.bars_figure("verdicts", "'correct (held)': correct, but a blocking flag keeps it out of "
-                                     "fast_p.", cats, [(i, lbl, t) for i, (lbl, t, _) in enumerate(verdicts)])),
+                                     "fast_p. 'unjudgeable': the problem's reference could not judge; left out of "
+                                     "every score.", cats, [(i, lbl, t) for i, (lbl, t, _) in enumerate(verdicts)])),
             count_table("verdict", cats, verdicts)]
     flags = [(run.label, flag_counts(run), len(run.rows)) for run in runs]
     all_flags = sorted({f for _, t, _ in flags for f in t}, key=lambda f: (-sum(t.get(f, 0) for _, t, _ in flags), f))
@@ -109,6 +110,8 @@ def compare_section(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, fl
                               f"together, {c['n_boot']} resamples.", class_="meta"))
         for w in c["warnings"]:
             parts.append(tag("p", f"warning: {w}", class_="note"))
+        for line in left_out_lines(c):
+            parts.append(tag("p", line, class_="note"))
         rows = []
         for name, block in c["baselines"].items():
             for k, e in block["fast_p"].items():

@@ -10,11 +10,11 @@ from .. import score
 from ..generate.runfolder import generation_totals
 from ..types import BLOCKING_FLAGS
 from .curves import TABLE_P, key
-from .html import Cell, Markup, table
+from .html import Cell, Markup, table, tag
 from .runs import Run
 
 VERDICT_ORDER = ("correct", "correct (held)", "wrong_output", "build_error", "runtime_error", "timeout", "rejected",
-                 "no_code")
+                 "no_code", "unjudgeable")
 
 
 def ci_text(entry: Optional[Mapping[str, Any]], digits: int = 2) -> Cell:
@@ -73,8 +73,19 @@ def level_table(runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]]) -> 
     return table(["run", "against", "level", "problems"] + [key(p) for p in shown] + ["geomean speedup"], rows)
 
 
+def left_out_note(runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]]) -> Optional[Markup]:
+    """Per run, the unjudgeable rows (and problems with no other row) that no score counts; None when none."""
+    lines = [f"{run.label}: {score.left_out_line(s['left_out'])}" for run, s in zip(runs, summaries)
+             if (s.get("left_out") or {}).get("rows")]
+    if not lines:
+        return None
+    return tag("p", "Verdict unjudgeable: the problem's reference could not judge (a degenerate reference output, or "
+                    "the reference failed to run), so the solution is neither right nor wrong. " + " ".join(lines),
+               class_="note")
+
+
 def backend_table(runs: Sequence[Run]) -> Markup:
-    """Per backend: counts, fast_p (score.fast_p_avg over that backend's rows) and geomean speedup."""
+    """Per backend: counts, fast_p (score.fast_p_avg over that backend's judgeable rows) and geomean speedup."""
     rows = []
     for run in runs:
         by_backend: dict[str, list[dict[str, Any]]] = {}
@@ -84,11 +95,12 @@ def backend_table(runs: Sequence[Run]) -> Markup:
             vs = by_backend[backend]
             geo = score.geomean_speedup(vs)
             rows.append([run.label, backend, len(vs), len({score.problem_of(v) for v in vs}),
-                         sum(v.get("verdict") == "correct" for v in vs), sum(bool(v.get("accepted")) for v in vs)]
+                         sum(v.get("verdict") == "correct" for v in vs), sum(bool(v.get("accepted")) for v in vs),
+                         sum(score.is_unjudgeable(v) for v in vs)]
                         + [Cell(f"{score.fast_p_avg(vs, p):.2f}", score.fast_p_avg(vs, p)) for p in (0.0, 1.0, 2.0)]
                         + [Cell("-" if geo is None else f"{geo:.2f}", geo)])
-    return table(["run", "backend", "verdicts", "problems", "correct", "accepted", "fast_0", "fast_1", "fast_2",
-                  "geomean speedup"], rows)
+    return table(["run", "backend", "verdicts", "problems", "correct", "accepted", "unjudgeable", "fast_0", "fast_1",
+                  "fast_2", "geomean speedup"], rows)
 
 
 def count_table(title: str, categories: Sequence[str], counts: Sequence[tuple[str, Mapping[str, int], int]],
