@@ -31,7 +31,7 @@ from ..types import BLOCKING_FLAGS, JudgeOptions, Verdict
 from . import boxing, correctness, cores, environment, shapes, timed, turns, warm_start, work_audit
 from .builder import Builder, BuildRefused
 from .child import Child
-from .context import Context, Outcome
+from .context import Context, Outcome, ProblemOutcome
 from .reference import ReferenceError, ReferenceService
 from .turns import DeviceTurns
 
@@ -135,6 +135,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
     result: dict[str, Any] = {}
+    problem_outcome = None
     try:
         _static_gate(findings, backend, device, options)
         _run(ctx, solution_path, result, slot)
@@ -142,6 +143,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     except Outcome as out:
         verdict, reason, excerpt = out.verdict, out.reason, out.excerpt
         ctx.flags.update(out.flags)
+    except ProblemOutcome as out:
+        verdict, reason, excerpt, problem_outcome = "unjudgeable", out.reason, "", out.describe()
     except ReferenceError as exc:
         verdict, reason, excerpt = "runtime_error", "the problem's reference failed to run", str(exc)[-4000:]
         ctx.flags.add("reference_error")
@@ -152,6 +155,10 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     finally:
         if ctx.child is not None:
             ctx.child.kill()
+    if "reference_error" in ctx.flags and verdict == "runtime_error":
+        failed = _reference_fails_alone(ctx, slot)
+        if failed:   # not the solution's doing: the reference fails with no solution process beside it
+            verdict, reason, problem_outcome = "unjudgeable", failed.reason, failed.describe()
     if verdict != "correct" and ctx.info.get("crowded") and _out_of_memory(reason + excerpt) \
             and turns.checks_at_once(options, device) > 1:
         # other solutions' checks shared the device, and their memory may be what ran out: judged again, with
@@ -159,6 +166,10 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         again = evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
                                    wall_s=round(time.monotonic() - started, 3))
+    if problem_outcome is not None:
+        ctx.flags.discard("reference_error")
+    if ctx.info.get("held_out_skipped"):
+        base["shapes"] = {**base["shapes"], "held_out_skipped": ctx.info["held_out_skipped"]}
     if verdict == "correct" and "input_mutated" in ctx.flags:
         verdict, reason = "rejected", "the solution changed its inputs in place"
     if verdict == "correct":
@@ -185,8 +196,23 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
         build_s=ctx.phases.get("build"), builds=list(ctx.info.get("builds", [])),
         wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
-        profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})), **base,
+        profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})),
+        problem_outcome=problem_outcome, **base,
     )
+
+
+def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
+    """After the reference failed while a solution was being judged: does it fail again with the device to
+    itself and no solution process alive (the solution's is killed by now)? Then the problem cannot run here,
+    a problem-level outcome; else the failure stays the solution's (it may have taken the memory)."""
+    try:
+        with slot.turns.alone():
+            slot.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
+                                  [secrets.randbits(62) for _ in range(2)], ctx.options.numerics)
+    except ReferenceError as exc:
+        return ProblemOutcome("reference_failed", "the problem's reference fails to run here, also alone: "
+                              + (str(exc).strip().splitlines() or ["no message"])[-1][:300])
+    return None
 
 
 def _out_of_memory(text: str) -> bool:
@@ -318,7 +344,9 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: tur
     check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
     check_seeds = {i: secrets.randbits(62) for i in check_at}
     with ctx.phase("reference_outputs"):
-        ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+        degenerate = ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+    if degenerate:   # the reference cannot tell a right answer from a wrong one here: no solution output matters
+        raise ProblemOutcome(degenerate["kind"], degenerate["reason"], degenerate.get("figures"))
     if ctx.expected_bytes > turns.SHARED_OUTPUT_BYTES:
         hold.check_alone()  # too large to share the device's memory with other solutions' checks
     with ctx.phase("init"):
