@@ -94,7 +94,9 @@ def test_reference_worker_passes_contract_and_workload(monkeypatch):
     ref = a @ b
     tf32 = a.half().float() @ b.half().float()
     sent = []
-    monkeypatch.setitem(reference_worker._expected, "tok", [({"tensor": 0}, [ref])])
+    kept = reference_worker.Expected({"seeds": [0]})
+    kept.kept[0] = ({"tensor": 0}, [ref])
+    monkeypatch.setitem(reference_worker._expected, "tok", kept)
     monkeypatch.setattr(channel, "read_tensors", lambda path, metas, limit: [tf32])
     monkeypatch.setattr(channel, "send", lambda fd, header, tensors=(): sent.append(header))
     msg = {"token": "tok", "index": 0, "structure": {"tensor": 0}, "path": "unused", "metas": [],

@@ -124,6 +124,8 @@ class Verdict:
     clock: str = "end_to_end"
     contract: str = "tf32"
     speedup_end_to_end: float | None = None
+    # 95% interval of speedup_end_to_end: the reference's and the solution's median intervals, worst against worst
+    speedup_ci95: list[float] | None = None
     speedup_vs_fp32_reference: float | None = None
     ref_fp32_ms: float | None = None
     ref_device_ms: float | None = None

@@ -18,6 +18,7 @@ from ..jsonl import read_objects
 from ..problem import Problem, sha256_text
 from ..types import JudgeOptions
 from . import environment, shapes
+from .environment import available_memory
 from .executors import Executor, open_executor
 from .logfile import AppendLog
 from .pool import default_workers, device_count  # noqa: F401  (device_count: kept for callers of this module)
@@ -117,18 +118,6 @@ def batch_workers(nothing_to_build: int, device: str) -> int:
         return base
     room = available_memory() // WORKER_MEMORY_BYTES - base
     return base + max(0, min(base, nothing_to_build, room))
-
-
-def available_memory() -> int:
-    """MemAvailable from /proc/meminfo in bytes; 0 where it cannot be read (then no extra workers)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def _compiles_an_extension(path: Path) -> bool:

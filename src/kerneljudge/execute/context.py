@@ -89,6 +89,16 @@ class Context:
     def add_time(self, name: str, seconds: float) -> None:
         self.phases[name] = round(self.phases.get(name, 0.0) + seconds, 3)
 
+    @contextlib.contextmanager
+    def judges_time(self) -> Iterator[None]:
+        """A block of the reference's work (its outputs, its comparisons): it does not count against the
+        solution's run time limit, which moves on by as long as the block took."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.deadline += time.monotonic() - started
+
     def request(self, header: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """One round trip to the solution child; a dead or silent child becomes a verdict."""
         remaining = self.deadline - time.monotonic() if timeout is None else timeout
@@ -130,10 +140,13 @@ class Context:
     def expect(self, preset: dict[str, Any], seeds: list[int]) -> dict[str, Any] | None:
         """The reference process computes and keeps the outputs for these seeds (indices 0..n-1). Returns None,
         or why the reference cannot judge at this preset ({"kind", "reason", "figures"}: harness/degenerate.py)."""
-        kept = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds,
-                                     self.options.numerics, self.problem.metadata.get("TOLERANCE"))
+        with self.judges_time():
+            kept = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds,
+                                         self.options.numerics, self.problem.metadata.get("TOLERANCE"))
         self.workload = kept["workload"]
-        self.expected_bytes = sum(int(n) for out in kept["outputs"] for n in out.get("nbytes", []))
+        # the reference process keeps a few expected outputs of this judgement at once (computed when compared)
+        per_output = max((sum(int(n) for n in out.get("nbytes", [])) for out in kept["outputs"]), default=0)
+        self.expected_bytes = per_output * int(kept.get("kept_outputs") or len(kept["outputs"]) or 1)
         return kept.get("degenerate")
 
     def request_output(self, header: dict[str, Any]) -> dict[str, Any]:
@@ -156,7 +169,7 @@ class Context:
             raise Outcome("rejected", "the solution's process described its output in a malformed way",
                           ("protocol_violation",))
         try:
-            with self.phase("outputs"):
+            with self.phase("outputs"), self.judges_time():
                 result = self.reference.check(self.token, index, structure, reply["path"], metas,
                                               self.problem.metadata.get("TOLERANCE"), reply["transport"],
                                               self.options.numerics, self.workload)

@@ -84,3 +84,15 @@ def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] |
         env.pop("TRITON_INTERPRET", None)
     env.update(extra or {})
     return env
+
+
+def available_memory() -> int:
+    """MemAvailable from /proc/meminfo in bytes; 0 where it cannot be read (then nothing extra is started)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

@@ -33,6 +33,7 @@ from .builder import Builder, BuildRefused
 from .child import Child
 from .context import Context, Outcome, ProblemOutcome
 from .reference import ReferenceError, ReferenceService
+from .reference_pool import ReferencePool
 from .turns import DeviceTurns
 
 TIMED_CHECKS_GPU = 3
@@ -41,10 +42,11 @@ TIMED_CHECKS_CPU = 2
 
 @dataclass
 class Slot:
-    """One device the judge may use: whose turn it is there, its trusted reference process, its child
-    environment, and the cores its timing processes are pinned to (empty: no pinning)."""
+    """One device the judge may use: whose turn it is there, its trusted reference processes (one per problem:
+    execute/reference_pool.py), its child environment, and the cores its timing processes are pinned to (empty:
+    no pinning)."""
 
-    reference: ReferenceService
+    reference: ReferencePool
     env: dict[str, str] = field(default_factory=dict)
     turns: DeviceTurns = field(default_factory=DeviceTurns)
     # CUDA outputs reach the reference process by IPC handle; KERNELJUDGE_IPC=0 forces files in /dev/shm
@@ -54,16 +56,23 @@ class Slot:
     builder: Builder | None = None    # the trusted builder (shared by every slot of a judge)
     box: SandboxReport | None = None  # what the box is made of on this machine
     warm_start: bool = True           # fork solution processes from a warm template (execute/warm_start.py)
+    # one init seed per problem text: every solution of a problem is judged against the same reference model,
+    # so its process builds that model (and measures its workload and floors) once, not once per solution
+    init_seeds: dict[str, int] = field(default_factory=dict)
+
+    def init_seed(self, problem: Problem) -> int:
+        return self.init_seeds.setdefault(problem.sha256, secrets.randbits(62))
 
 
 def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, str] | None = None,
-               warm: bool = True) -> list[Slot]:
+               warm: bool = True, references: int = 1) -> list[Slot]:
     """One slot per device, with the core layout of docs/judging.md (`--reserved-cores`), the box this machine
     offers (raises boxing.SandboxRequired under --require-sandbox when it is incomplete) and one builder.
 
     `warm`: solution processes fork from a warm template, started here. Right for a judge that will judge
     several solutions; for a single one a template only adds its own start to the way (it imports Triton
-    too, and checks a fork of it can use the GPU), so it is started cold."""
+    too, and checks a fork of it can use the GPU), so it is started cold. `references`: reference processes
+    per slot (reference_pool.process_limit for a batch; one for a judge of one solution at a time)."""
     cache = options.cache_dir or environment.default_cache_dir()
     report = boxing.session_report(options.require_sandbox)
     layout = cores.plan_cores(count, device, options.threads, options.reserved_cores)
@@ -76,8 +85,10 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
         slot_env = {**(env or {}), **_device_env(device, i)}
         if warm and warm_start.enabled():  # the slot's solution processes fork from it; its imports start now
             warm_start.prepare(boxing.start_env(environment.child_env(device, options.threads, cache, slot_env)))
-        reference = ReferenceService(device, options.precision, options.threads, cache, env=slot_env,
-                                     cores=layout.timing[i], models_kept=turns.checks_at_once(options, device) + 1)
+        def service(slot_env: dict[str, str] = slot_env, timing: tuple[int, ...] = layout.timing[i]) -> ReferenceService:
+            return ReferenceService(device, options.precision, options.threads, cache, env=slot_env, cores=timing,
+                                    models_kept=turns.checks_at_once(options, device) + 1)
+        reference = ReferencePool(service, references, layout.builds if layout.active else ())
         slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds,
                           builder=builder, box=report, warm_start=warm))
     return slots
@@ -109,18 +120,32 @@ def _device_env(device: str, index: int) -> dict[str, str]:
 def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str,
              plan: ShapePlan | None = None) -> Verdict:
     """Judge one solution file. Never raises for anything the solution does; raises OSError if unreadable."""
+    reference = slot.reference.acquire(problem.sha256)
+    try:
+        return _evaluate(problem, solution_path, options, slot, device, plan, reference)
+    finally:
+        slot.reference.release(reference)
+
+
+def judged_preset(problem: Problem, plan: ShapePlan, options: JudgeOptions, device: str) -> tuple[bool, dict]:
+    """(small, the preset's constants) a solution of this problem is judged at."""
+    small = options.preset == "small" or (options.preset == "auto" and device == "cpu")
+    if small and plan.source["small"] == "none":
+        small = False
+    return small, dict(plan.small) if small else {}
+
+
+def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str,
+              plan: ShapePlan | None, reference: ReferenceService) -> Verdict:
     started = time.monotonic()
     solution_path = str(Path(solution_path).resolve())  # the solution's process works in its own folder
     text = Path(solution_path).read_text()
     backend = detect_backend(text)
     findings = analyze(text, options.policy, backend)
     plan = plan if plan is not None else shapes.resolve(problem, _cache(options))
-    small = options.preset == "small" or (options.preset == "auto" and device == "cpu")
-    if small and plan.source["small"] == "none":
-        small = False
-    preset = dict(plan.small) if small else {}
-    ctx = Context(problem, options, device, slot.reference, small, preset,
-                  held_out=plan.held_out_for(small) if options.held_out else [])
+    small, preset = judged_preset(problem, plan, options, device)
+    ctx = Context(problem, options, device, reference, small, preset,
+                  held_out=plan.held_out_for(small) if options.held_out else [], init_seed=slot.init_seed(problem))
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     ctx.info["backend"] = backend
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
@@ -163,7 +188,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
             and turns.checks_at_once(options, device) > 1:
         # other solutions' checks shared the device, and their memory may be what ran out: judged again, with
         # the device to itself (checks_at_once=1 cannot come back here)
-        again = evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan)
+        again = _evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan,
+                          reference)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
                                    wall_s=round(time.monotonic() - started, 3))
     if problem_outcome is not None:
@@ -184,9 +210,9 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
         notes = [ctx.info["flag_notes"][f] for f in blocking if f in ctx.info.get("flag_notes", {})]
         reason += f" ({'; '.join(notes)})" if notes else ""
     # the trusted reference process's description of the machine wins over what the child reported
-    env = {**ctx.info.get("environment", {}), **slot.reference.environment}
+    env = {**ctx.info.get("environment", {}), **(reference.environment or slot.reference.environment)}
     timed_fields = ("ref_ms", "sol_ms", "ref_timing", "sol_timing", "ref_fp32_ms", "ref_device_ms", "sol_device_ms")
-    speed_fields = ("speedup", "speedup_end_to_end", "speedup_vs_fp32_reference", "speedup_device")
+    speed_fields = ("speedup", "speedup_end_to_end", "speedup_ci95", "speedup_vs_fp32_reference", "speedup_device")
     return Verdict(
         verdict=verdict, accepted=accepted, reason=reason, flags=flags, error_excerpt=excerpt,
         **{k: result.get(k) for k in timed_fields},
@@ -207,7 +233,7 @@ def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
     a problem-level outcome; else the failure stays the solution's (it may have taken the memory)."""
     try:
         with slot.turns.alone():
-            slot.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
+            ctx.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
                                   [secrets.randbits(62) for _ in range(2)], ctx.options.numerics)
     except ReferenceError as exc:
         return ProblemOutcome("reference_failed", "the problem's reference fails to run here, also alone: "
@@ -249,7 +275,7 @@ def _static_gate(findings: list, backend: str, device: str, options: JudgeOption
 
 def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -> None:
     opts, problem = ctx.options, ctx.problem
-    slot.reference.start()  # its start overlaps the solution's (a no-op when it is running already)
+    ctx.reference.start()  # its start overlaps the solution's (a no-op when it is running already)
     report = slot.box or boxing.session_report(opts.require_sandbox)
     base_env = environment.child_env(ctx.device, opts.threads, _cache(opts), slot.env)
     template = boxing.triton_template(_cache(opts), base_env) \
@@ -273,8 +299,7 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
         # Everything that touches the device happens in a turn on it (execute/turns.py): checks may share the
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
-                          lambda alone: cores.pin_tree(ctx.child.proc.pid, slot.timing_cores if alone
-                                                       else slot.other_cores if slot.timing_cores else ()))
+                          lambda alone: _pin_timed(ctx, slot, alone))
         try:
             hold.check()
             try:
@@ -288,6 +313,15 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
         if ctx.child is not None:
             ctx.child.kill()  # nothing may still write into the box's folders while they are removed
         box.remove()
+
+
+def _pin_timed(ctx: Context, slot: Slot, alone: bool) -> None:
+    """While a solution is timed, its process and its problem's reference process run on the quiet cores; the
+    rest of the time on the build cores (where a reference process builds its next model)."""
+    if not slot.timing_cores:
+        return
+    cores.pin_tree(ctx.child.proc.pid, slot.timing_cores if alone else slot.other_cores)
+    slot.reference.pin(ctx.reference, slot.timing_cores if alone else slot.reference.idle_cores or slot.timing_cores)
 
 
 def _start_solution_process(ctx: Context, box: boxing.SolutionBox, slot: Slot) -> dict[str, Any]:

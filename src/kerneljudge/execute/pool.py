@@ -4,8 +4,10 @@
         future = pool.submit(problem, "solution.py")      # concurrent.futures.Future[Verdict]
         verdict = future.result()
 
-One lane per device: per visible GPU (or the one CPU) its turns (execute/turns.py) and a trusted reference
-process (one per precision/threads/cache a job asks for, started on first use). A fixed number of daemon
+One lane per device: per visible GPU (or the one CPU) its turns (execute/turns.py) and its trusted reference
+processes (per precision/threads/cache a job asks for, one per problem as far as host memory allows:
+execute/reference_pool.py). A job's problem starts being prepared there (its model built on the CPU) as soon as
+a worker takes the job, alongside the solution's build. A fixed number of daemon
 worker threads take jobs in the order they were submitted; each picks the least busy lane, builds the
 solution (that part runs alongside other builds) and then waits for turns on the lane's device: a few
 solutions may be checked there at once, one at a time is timed, as execute/evaluate.py enforces. Builds and
@@ -30,7 +32,8 @@ from typing import Any, Callable, Sequence
 from ..problem import Problem
 from ..types import JudgeOptions, Verdict
 from . import environment
-from .evaluate import Slot, evaluate, make_slots
+from .evaluate import Slot, evaluate, judged_preset, make_slots
+from .reference_pool import process_limit
 from .turns import CHECKS_AT_ONCE_GPU, DeviceTurns
 
 
@@ -129,7 +132,8 @@ class SlotSets:
         with self._lock:
             slots = self._sets.get(key)
             if slots is None:
-                slots = make_slots(self.device, options, len(self.lanes), self.build_env)
+                slots = make_slots(self.device, options, len(self.lanes), self.build_env,
+                                   references=process_limit(self.device, environment.available_memory()))
                 for slot, lane in zip(slots, self.lanes):
                     slot.turns = lane.turns
                     for env in (slot.env, slot.reference.env):   # the lane's GPU, whatever the index gave
@@ -248,6 +252,7 @@ class JudgePool:
                 if job.on_start is not None:
                     job.on_start()
                 slot = self.slots.get(job.options)[index]
+                self._prepare(slot, job)
                 verdict = evaluate(job.problem, job.solution_path, job.options, slot, self.device, job.plan)
             except BaseException as exc:  # handed to whoever waits on the future, never fatal here
                 job.future.set_exception(exc)
@@ -261,6 +266,14 @@ class JudgePool:
             with self._lock:
                 lane.judged += 1
             job.future.set_result(verdict)
+
+    def _prepare(self, slot: Slot, job: _Job) -> None:
+        """Start building the job's reference model while the solution builds (only where the caller resolved
+        the problem's shapes: the preset must be known)."""
+        if job.plan is None:
+            return
+        _, preset = judged_preset(job.problem, job.plan, job.options, self.device)
+        slot.reference.prepare(job.problem.sha256, job.problem.path, preset, slot.init_seed(job.problem))
 
     def _pick_lane(self) -> int:
         with self._lock:

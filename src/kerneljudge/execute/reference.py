@@ -98,12 +98,23 @@ class ReferenceService:
         self._ensure()
         return self.environment
 
+    @property
+    def pid(self) -> int | None:
+        return self._child.proc.pid if self._running() else None
+
+    def prepare(self, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:
+        """Build the problem's reference model on the CPU, ahead of its first judgement (no device work: it
+        moves to the device when the first solution's outputs are expected)."""
+        self._request({"cmd": "prepare", "problem_path": problem_path, "preset": preset, "init_seed": init_seed,
+                       "device": self.device, "precision": self.precision})
+
     def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
                seeds: list[int], contract: str = "tf32", tolerance: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Have the reference process compute and keep the outputs for these seeds (under `token`).
+        """Give the reference process a judgement's seeds (under `token`); it computes the first outputs now and
+        the others when a solution output is compared with them, keeping "kept_outputs" at once.
 
-        Returns {"outputs": per seed, the output's structure and tensor sizes (the values never leave that
-        process), "workload": the counts the numerics bounds use (harness/arithmetic.py) or None,
+        Returns {"outputs": for the first seeds, the output's structure and tensor sizes (the values never leave
+        that process), "workload": the counts the numerics bounds use (harness/arithmetic.py) or None,
         "floors": the reference's own TF32 and fp32 errors per output, "degenerate": None, or why this
         reference cannot judge under `contract` (harness/degenerate.py)}.
         """
@@ -111,7 +122,7 @@ class ReferenceService:
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
                                   "precision": self.precision, "contract": contract, "tolerance": tolerance})
         return {"outputs": reply["outputs"], "workload": reply.get("workload"), "floors": reply.get("floors"),
-                "degenerate": reply.get("degenerate")}
+                "degenerate": reply.get("degenerate"), "kept_outputs": reply.get("kept_outputs")}
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
               tolerance: dict[str, Any] | None, transport: str = "file", contract: str = "tf32",

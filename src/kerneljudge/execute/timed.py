@@ -74,6 +74,9 @@ def time_interleaved(ctx: Context, plan: sampling.SamplingPlan, check_seeds: dic
     result.update(ref_ms=ref_ms, sol_ms=sol_ms, ref_fp32_ms=fp32_ms, sol_timing=sol_stats,
                   ref_timing={**ref[used], "arithmetic": used, "interleaved_rounds": rounds, "calls_per_round": size})
     result["speedup_end_to_end"] = _ratio(ref_ms, sol_ms)
+    # the speedup's interval from the two medians' 95% intervals (each side's worst case against the other's)
+    result["speedup_ci95"] = [_ratio(ref[used]["ci95_low_ms"], sol_stats["ci95_high_ms"]),
+                              _ratio(ref[used]["ci95_high_ms"], sol_stats["ci95_low_ms"])]
     result["speedup_vs_fp32_reference"] = _ratio(fp32_ms, sol_ms)
     if result["speedup_end_to_end"] > opts.speedup_review_threshold:
         ctx.flags.add("suspicious_speedup")  # the speed-of-light check may clear it (work_audit)
@@ -117,8 +120,9 @@ def _round_size(estimates_ms: list[float | None]) -> int:
 
 
 def _reference_round(ctx: Context, arithmetic: str, *, calls: int = 0, warm: bool = False) -> dict[str, Any]:
-    return ctx.reference.time_round(ctx.problem.path, ctx.preset, ctx.init_seed, calls=calls, warm=warm,
-                                    tf32=arithmetic == "tf32", budget_s=ctx.options.time_budget_s)
+    with ctx.judges_time():   # the reference's rounds are not the solution's run time
+        return ctx.reference.time_round(ctx.problem.path, ctx.preset, ctx.init_seed, calls=calls, warm=warm,
+                                        tf32=arithmetic == "tf32", budget_s=ctx.options.time_budget_s)
 
 
 def _solution_round(ctx: Context, sol: _Series, size: int, check_seeds: dict[int, int],
@@ -195,8 +199,9 @@ def device_clock(ctx: Context, result: dict[str, Any]) -> None:
                 raise
             sol = {"method": None, "median_ms": None, "note": f"{out.verdict}: {out.reason}"[:300]}
         try:
-            ref = ctx.reference.device_time(ctx.problem.path, ctx.preset, ctx.init_seed, seed,
-                                            tf32=reduced_precision(ctx), budget_s=budget)
+            with ctx.judges_time():
+                ref = ctx.reference.device_time(ctx.problem.path, ctx.preset, ctx.init_seed, seed,
+                                                tf32=reduced_precision(ctx), budget_s=budget)
         except ReferenceError as exc:
             ref = {"method": None, "median_ms": None, "note": f"the reference failed: {exc}"[:300]}
     sol_ms, ref_ms = sol.get("median_ms"), ref.get("median_ms")
@@ -231,7 +236,7 @@ def _solution_device_time(ctx: Context, seed: int, budget_s: float) -> dict[str,
 
 
 def _public(stats: dict[str, Any]) -> dict[str, Any]:
-    return {k: stats.get(k) for k in ("method", "median_ms", "samples", "note") if k in stats}
+    return {k: stats.get(k) for k in ("method", "median_ms", "ci95_ms", "samples", "note") if k in stats}
 
 
 def _ratio(num: float, den: float) -> float:

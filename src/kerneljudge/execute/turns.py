@@ -24,10 +24,9 @@ from typing import Any, Callable, Iterator
 
 
 CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the options say otherwise
-# A solution whose expected outputs are larger than this is checked alone: the reference process keeps every
-# checked output of every solution it checks at once (eight 1.25 GiB outputs for a KernelBench-sized
-# elementwise problem), and where too little device memory is left it keeps and compares them in host memory,
-# far slower; the likely cause of a stalled batch on the H200 (results/2026-12-02-h200-device-turns.md).
+# A solution whose expected outputs are larger than this is checked alone: the reference process keeps a few
+# expected outputs of every solution it checks at once (three 1.25 GiB outputs for a KernelBench-sized
+# elementwise problem), besides the inputs and outputs each solution holds on the device meanwhile.
 SHARED_OUTPUT_BYTES = 1 << 30
 
 

@@ -26,12 +26,13 @@ from typing import Any, Callable
 
 import torch
 
-from . import profiling, timing
+from . import profiling, sampling, timing
 
 SLEEP_CYCLES = 200_000   # ~0.1 ms of GPU spin: longer than the host needs to enqueue an event and a replay
 MIN_REPLAYS = 10
 MAX_REPLAYS = 200  # the median of 200 replays of one graph moves far less than the GPU between runs does;
                    # each replay (flush, sleep, replay, sync) costs ~1 ms, and this time holds the GPU
+REL_CI = 0.005     # replays stop once the median's 95% interval is within half a percent of it
 PROFILED_CALLS = 3
 
 
@@ -53,7 +54,8 @@ def measure(model: torch.nn.Module, make_inputs: Callable[[int], list[Any]], see
     started = timing._perf_counter()
     samples = _replay_times(graph, timer, budget_s)
     window_ms = (timing._perf_counter() - started) * 1e3
-    return out, {"method": "cuda_graph", "median_ms": statistics.median(samples), "samples": len(samples),
+    median, low, high = sampling.median_ci(samples)
+    return out, {"method": "cuda_graph", "median_ms": median, "ci95_ms": [low, high], "samples": len(samples),
                  "sum_ms": sum(samples), "host_window_ms": window_ms, "note": ""}
 
 
@@ -79,6 +81,8 @@ def _replay_times(graph: torch.cuda.CUDAGraph, timer: timing.Timer, budget_s: fl
     samples: list[float] = []
     deadline = time.monotonic() + budget_s
     while len(samples) < MAX_REPLAYS and (len(samples) < MIN_REPLAYS or time.monotonic() < deadline):
+        if len(samples) >= MIN_REPLAYS and known_well_enough(samples):
+            break
         timer.flush()
         torch.cuda._sleep(SLEEP_CYCLES)
         timing._event_record(start)
@@ -87,6 +91,11 @@ def _replay_times(graph: torch.cuda.CUDAGraph, timer: timing.Timer, budget_s: fl
         timing._synchronize()
         samples.append(timing._event_elapsed(start, end))
     return samples
+
+
+def known_well_enough(samples: list[float]) -> bool:
+    median, low, high = sampling.median_ci(samples)
+    return median > 0 and (high - low) / 2 <= REL_CI * median
 
 
 def profiled(model: torch.nn.Module, make_inputs: Callable[[int], list[Any]], seed: int) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Trusted child process: runs only problem code, never solution code.
 
-It computes and keeps the expected outputs for the seeds the orchestrator sends, compares solution
-outputs with them on request (on the device), and times the reference with the same method the solution
-is timed with, in rounds the orchestrator interleaves with the solution's. It can serve many problems in a row (batch runs keep one alive).
+It holds the secret seeds of a judgement the orchestrator sends, computes the expected output for a seed when
+a solution output is to be compared with it (a few kept at once, on the device: memory does not grow with the
+number of trials, and no comparison falls back to host memory), compares on request, and times the reference
+with the same method the solution is timed with, in rounds the orchestrator interleaves with the solution's.
+It can serve many problems in a row (batch runs keep one alive).
 
     python -m kerneljudge.harness.reference_worker FD_IN FD_OUT
 """
@@ -13,25 +15,61 @@ import secrets
 import sys
 import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from .. import channel
-from . import compare, degenerate, device_clock, fp64_floor, ipc, loading, numerics, tf32_floor, timing, work_count, worker
+from . import (compare, degenerate, device_clock, fp64_floor, ipc, loading, numerics, tf32_floor, timing, work_count,
+               worker)
 from .arithmetic import arithmetic_profile
 
 # the reference models in use, most recent last: as many as solutions are checked at once, plus the one being
 # timed (the hello says how many), so that solutions of different problems do not rebuild each other's models
 _models: OrderedDict[tuple, tuple[Any, torch.nn.Module]] = OrderedDict()
+_prepared: dict[tuple, tuple[Any, torch.nn.Module]] = {}   # models built on the CPU ahead of their first use
 _limits = {"models": 1}
 SMALL_ENTRIES = 64   # per-model counts (workload, floor) kept at most
-_expected: dict[str, list[tuple[Any, list[torch.Tensor]]]] = {}
+FP64_FLOOR_MAX_FORWARD_S = 2.0
+# expected outputs kept at once per judgement: trial 1's (compared again after trial 2), the current one, a spare
+KEPT_OUTPUTS = 3
 _timers: dict[str, timing.Timer] = {}
 _workloads: dict[tuple, dict[str, Any] | None] = {}
 # per model: the reference's own errors, per output tensor ({"tf32": [...], "fp64": [...]}; see _floors)
 _floors: dict[tuple, dict[str, list[dict[str, float] | None]]] = {}
-_token_floors: dict[str, dict[str, list[dict[str, float] | None]]] = {}
+
+
+@dataclass
+class Expected:
+    """One judgement's expected outputs at one preset: its seeds, and the outputs computed so far (a few)."""
+    request: dict[str, Any]           # the expect message: problem, preset, init seed, device, precision
+    floors: dict[str, list[Any]] = field(default_factory=dict)
+    kept: OrderedDict = field(default_factory=OrderedDict)   # index -> (structure, tensors)
+    forward_s: float = 0.0   # how long the last forward took (the fp64 floor is skipped after a very slow one)
+
+    def output(self, index: int) -> tuple[Any, list[torch.Tensor]]:
+        """The reference's output for seed `index`, computed now if it is not kept (the oldest kept goes)."""
+        if index in self.kept:
+            self.kept.move_to_end(index)
+            return self.kept[index]
+        seed = self.request["seeds"][index]   # an IndexError is a judge bug, reported as such
+        problem, model = _model_for(self.request)
+        device = self.request["device"]
+        inputs = loading.make_inputs(problem, seed, device, self.request["precision"])
+        started = time.perf_counter()
+        structure, tensors = loading.flatten_output(worker.call_model(model, inputs, device), device)
+        timing.sync(device)
+        self.forward_s = time.perf_counter() - started
+        del inputs
+        while len(self.kept) >= KEPT_OUTPUTS:
+            self.kept.popitem(last=False)
+        # a view would keep its whole base alive (an output sliced out of a large intermediate): copy those
+        self.kept[index] = (structure, [t.detach() if t._base is None else t.detach().clone() for t in tensors])
+        return self.kept[index]
+
+
+_expected: dict[str, Expected] = {}
 
 
 def _timer(device: str) -> timing.Timer:
@@ -59,18 +97,21 @@ def _workload(msg: dict[str, Any], problem: Any, model: torch.nn.Module) -> dict
     return _workloads[key]
 
 
-def _floors_of(msg: dict[str, Any], problem: Any, model: torch.nn.Module,
-               expected: list[list[torch.Tensor]]) -> dict[str, list[dict[str, float] | None]]:
+def _floors_of(msg: dict[str, Any], problem: Any, model: torch.nn.Module, expected: list[list[torch.Tensor]],
+               forward_s: float) -> dict[str, list[dict[str, float] | None]]:
     """The reference's own errors per output, measured once per model on the first seeds' inputs: "tf32" (its
-    TF32 forward, harness/tf32_floor.py) and "fp64" (its fp32 output against float64, harness/fp64_floor.py).
-    fp32 runs only (the other precisions have no tf32 class and keep their own rule)."""
+    TF32 forward, harness/tf32_floor.py) and "fp64" (its fp32 output against float64, harness/fp64_floor.py;
+    skipped after an fp32 forward slower than FP64_FLOOR_MAX_FORWARD_S, since float64 convolutions can be
+    many times slower still). fp32 runs only (the other precisions have no tf32 class and keep their own rule)."""
     if msg["precision"] != "fp32" or not expected:
         return {"tf32": [], "fp64": []}
     key = _model_key(msg)
     if key not in _floors:
         _bound(_floors)
+        fp64 = fp64_floor.measure(problem, model, msg["seeds"][0], msg["device"], expected[0]) \
+            if forward_s <= FP64_FLOOR_MAX_FORWARD_S else [None] * len(expected[0])
         _floors[key] = {"tf32": tf32_floor.measure(problem, model, msg["seeds"], msg["device"], expected),
-                        "fp64": fp64_floor.measure(problem, model, msg["seeds"][0], msg["device"], expected[0])}
+                        "fp64": fp64}
     return _floors[key]
 
 
@@ -83,16 +124,44 @@ def _model_for(msg: dict[str, Any]) -> tuple[Any, torch.nn.Module]:
     key = _model_key(msg)
     if key in _models:
         _models.move_to_end(key)
+        return _models[key]
+    while len(_models) >= _limits["models"]:  # a bounded number of models keeps device memory bounded
+        _models.popitem(last=False)
+        if msg["device"] == "cuda":
+            torch.cuda.empty_cache()
+    prepared = _prepared.pop(key, None)
+    if prepared is not None:   # built on the CPU ahead of time (handle_prepare): only the move is left
+        problem, model = prepared
+        model = model.to(msg["device"])
     else:
-        while len(_models) >= _limits["models"]:  # a bounded number of models keeps device memory bounded
-            _models.popitem(last=False)
-            if msg["device"] == "cuda":
-                torch.cuda.empty_cache()
         problem = loading.load_module(msg["problem_path"], msg.get("preset"))
-        init_inputs = loading.make_init_inputs(problem, msg["init_seed"])
-        model = loading.build_model(problem.Model, init_inputs, msg["init_seed"], msg["device"], msg["precision"])
-        _models[key] = (problem, model)
+        model = _build(msg, problem, loading.make_init_inputs(problem, msg["init_seed"]), msg["device"])
+    _models[key] = (problem, model)
     return _models[key]
+
+
+def _build(msg: dict[str, Any], problem: Any, init_inputs: list[Any], device: str) -> torch.nn.Module:
+    return loading.build_model(problem.Model, init_inputs, msg["init_seed"], device, msg["precision"])
+
+
+def handle_prepare(msg: dict[str, Any], fd: int) -> None:
+    """Build a problem's model on the CPU ahead of its first judgement, with every core this process may use
+    (the orchestrator has it on the build cores meanwhile): no device work, so no turn on the device is needed.
+    A problem whose init inputs hold tensors is left to be built on the device as usual: its constructor may
+    keep them as plain attributes, which a later move to the device would not carry."""
+    key = _model_key(msg)
+    try:
+        if key not in _models and key not in _prepared and msg["device"] != "cpu":
+            problem = loading.load_module(msg["problem_path"], msg.get("preset"))
+            init_inputs = loading.make_init_inputs(problem, msg["init_seed"])
+            if not any(isinstance(x, torch.Tensor) for x in init_inputs):
+                while len(_prepared) >= _limits["models"]:
+                    _prepared.pop(next(iter(_prepared)))
+                _prepared[key] = (problem, _build(msg, problem, init_inputs, "cpu"))
+    except Exception as exc:
+        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+        return
+    channel.send(fd, {"status": "ok"})
 
 
 def handle_hello(msg: dict[str, Any], fd: int) -> None:
@@ -102,50 +171,34 @@ def handle_hello(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_expect(msg: dict[str, Any], fd: int) -> None:
-    """Compute and keep the expected outputs for a list of seeds; reply with their shapes only.
-
-    The outputs stay in this process (on the device when they fit), so the solution's outputs are compared
-    here, on the device, and nothing large travels through the orchestrator.
+    """Take a judgement's seeds; compute the first two outputs (the first trials', and what decides whether
+    the reference can judge: harness/degenerate.py), the workload and the floors. The rest are computed when a
+    solution output is compared with them. Replies with the outputs' shapes only: the values stay here, on
+    the device, so the solution's outputs are compared here and nothing large travels through the orchestrator.
     """
-    device, precision = msg["device"], msg["precision"]
     _expected.pop(msg["token"], None)
-    _token_floors.pop(msg["token"], None)
     try:
         problem, model = _model_for(msg)
-        kept = []
-        for seed in msg["seeds"]:
-            inputs = loading.make_inputs(problem, seed, device, precision)
-            out = worker.call_model(model, inputs, device)
-            structure, tensors = loading.flatten_output(out, device)
-            kept.append((structure, [_keep(t) for t in tensors]))
-            del inputs, out
+        expected = Expected(msg)
+        first = [expected.output(i) for i in range(min(2, len(msg["seeds"])))]
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
-    _expected[msg["token"]] = kept
+    _expected[msg["token"]] = expected
     workload = _workload(msg, problem, model) if msg["seeds"] else None
-    floors = _floors_of(msg, problem, model, [tensors for _, tensors in kept])
-    _token_floors[msg["token"]] = floors
-    found = degenerate.check(msg.get("contract") or "tf32", precision, kept, workload, msg.get("tolerance"),
-                             floors["tf32"], floors["fp64"])
-    channel.send(fd, {"status": "ok", "workload": workload, "degenerate": found, "floors": floors, "outputs": [
-        {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in kept]})
-
-
-def _keep(t: torch.Tensor) -> torch.Tensor:
-    """A private copy of an expected output: on the device if there is room to spare, else in host memory."""
-    t = t.detach()
-    if t.device.type == "cuda":
-        free, total = torch.cuda.mem_get_info()
-        if t.numel() * t.element_size() > free - total // 4:
-            return t.to("cpu", copy=True)
-    return t.clone()
+    expected.floors = _floors_of(msg, problem, model, [tensors for _, tensors in first], expected.forward_s)
+    found = degenerate.check(msg.get("contract") or "tf32", msg["precision"], first, workload,
+                             msg.get("tolerance"), expected.floors["tf32"], expected.floors["fp64"])
+    channel.send(fd, {"status": "ok", "workload": workload, "degenerate": found, "floors": expected.floors,
+                      "kept_outputs": KEPT_OUTPUTS, "outputs": [
+                          {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in first]})
 
 
 def handle_check(msg: dict[str, Any], fd: int) -> None:
-    """Compare a solution output (opened by CUDA IPC, or read from the file it wrote) with a kept output."""
+    """Compare a solution output (opened by CUDA IPC, or read from the file it wrote) with the expected one."""
     try:
-        structure, expected = _expected[msg["token"]][int(msg["index"])]
+        kept = _expected[msg["token"]]
+        structure, expected = kept.output(int(msg["index"]))
         limit = 2 * sum(t.numel() * t.element_size() for t in expected) + (1 << 20)
         if msg.get("transport") == "ipc":
             got = ipc.receive(msg["metas"], limit)
@@ -153,7 +206,7 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
             got = channel.read_tensors(msg["path"], msg["metas"], limit)
         device = expected[0].device if expected else torch.device("cpu")
         got = [t.to(device) for t in got]
-        floors = _token_floors.get(msg["token"]) or {}
+        floors = kept.floors
         result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
                                          msg.get("tolerance"), msg.get("contract") or "tf32",
                                          tf32_floors=floors.get("tf32"), fp64_floors=floors.get("fp64"),
@@ -172,7 +225,6 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
 
 def handle_forget(msg: dict[str, Any], fd: int) -> None:
     _expected.pop(msg["token"], None)
-    _token_floors.pop(msg["token"], None)
     channel.send(fd, {"status": "ok"})
 
 
@@ -280,8 +332,8 @@ def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: s
 
 
 def main() -> None:
-    worker.serve({"hello": handle_hello, "expect": handle_expect, "check": handle_check, "forget": handle_forget,
-                  "time_round": handle_time_round, "device_time": handle_device_time,
+    worker.serve({"hello": handle_hello, "prepare": handle_prepare, "expect": handle_expect, "check": handle_check,
+                  "forget": handle_forget, "time_round": handle_time_round, "device_time": handle_device_time,
                   "count": handle_count})
 
 

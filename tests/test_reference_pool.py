@@ -1,0 +1,85 @@
+"""The reference processes of a slot, one per problem (execute/reference_pool.py), with stand-in services."""
+
+from __future__ import annotations
+
+import threading
+
+from kerneljudge.execute import reference_pool
+from kerneljudge.execute.reference_pool import ReferencePool, process_limit
+
+
+class FakeService:
+    made = 0
+
+    def __init__(self) -> None:
+        FakeService.made += 1
+        self.name = f"service{FakeService.made}"
+        self.env: dict[str, str] = {}
+        self.cores: tuple[int, ...] = ()
+        self.environment = {"device_name": "fake"}
+        self.started = self.closed = False
+        self.prepared: list[tuple] = []
+
+    def start(self) -> None:
+        self.started = True
+
+    def close(self) -> None:
+        self.closed = True
+
+    def prepare(self, path, preset, seed) -> None:
+        self.prepared.append((path, tuple(preset.items()), seed))
+
+    @property
+    def pid(self) -> None:
+        return None
+
+
+def test_first_problem_takes_the_general_process_and_others_get_their_own():
+    pool = ReferencePool(FakeService, limit=3, idle_cores=(0, 1))
+    first = pool.acquire("a")
+    assert first is pool.general and first.started and first.cores == (0, 1)
+    second = pool.acquire("b")
+    assert second is not first and second.cores == (0, 1)
+    assert pool.acquire("a") is first          # the same problem, the same process
+    for s in (first, second, first):
+        pool.release(s)
+
+
+def test_at_the_limit_an_idle_process_goes_and_busy_ones_are_shared():
+    pool = ReferencePool(FakeService, limit=2)
+    a = pool.acquire("a")
+    b = pool.acquire("b")
+    pool.release(b)
+    c = pool.acquire("c")                      # b is idle: closed to make room
+    assert b.closed and c is not b and not a.closed
+    d = pool.acquire("d")                      # a and c are busy: d shares one, nothing is closed
+    assert d in (a, c) and not a.closed and not c.closed
+    pool.close()
+    assert a.closed and c.closed
+
+
+def test_the_general_process_is_never_closed_to_make_room():
+    pool = ReferencePool(FakeService, limit=1)
+    a = pool.acquire("a")
+    pool.release(a)
+    b = pool.acquire("b")
+    assert b is a and not a.closed             # shared: the general process answers hello and counts too
+
+
+def test_prepare_runs_in_the_background_on_the_problems_process():
+    pool = ReferencePool(FakeService, limit=4)
+    pool.acquire("a")
+    before = set(threading.enumerate())
+    pool.prepare("b", "/p/b.py", {"n": 3}, 7)
+    for t in set(threading.enumerate()) - before:
+        t.join(5)
+    b = pool.acquire("b")
+    assert b.prepared == [("/p/b.py", (("n", 3),), 7)]
+
+
+def test_process_limit_follows_free_memory():
+    gib = 1 << 30
+    assert process_limit("cpu", 1000 * gib) == 1
+    assert process_limit("cuda", 0) == 1
+    assert process_limit("cuda", 10 * reference_pool.PROCESS_MEMORY_BYTES) == 10
+    assert process_limit("cuda", 1000 * gib) == reference_pool.MOST_PROCESSES
