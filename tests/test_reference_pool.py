@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from kerneljudge.execute import reference_pool
 from kerneljudge.execute.reference_pool import ReferencePool, process_limit
@@ -83,3 +84,33 @@ def test_process_limit_follows_free_memory():
     assert process_limit("cuda", 0) == 1
     assert process_limit("cuda", 10 * reference_pool.PROCESS_MEMORY_BYTES) == 10
     assert process_limit("cuda", 1000 * gib) == reference_pool.MOST_PROCESSES
+
+
+def test_a_pool_judges_two_problems_in_two_reference_processes(cache_dir, monkeypatch):
+    """Real child processes: with room for several reference processes, each problem gets its own, its model
+    is prepared ahead, and solutions of the same problem share one model (one init seed per problem)."""
+    from kerneljudge.execute import pool as pool_module
+    from kerneljudge.execute import shapes
+    from kerneljudge.execute.pool import JudgePool
+    from kerneljudge.problem import read_problem
+    from kerneljudge.types import JudgeOptions
+
+    from .conftest import FIXTURES
+
+    monkeypatch.setattr(pool_module, "process_limit", lambda device, available: 3)
+    options = JudgeOptions(device="cpu", policy="lenient", timing=False, held_out=False, trials=2,
+                           cache_dir=cache_dir)
+    problems = [read_problem(FIXTURES / "problems" / name) for name in ("scale_relu.py", "row_sum.py")]
+    solutions = {"scale_relu.py": FIXTURES / "solutions" / "hack_fallback_torch.py",
+                 "row_sum.py": FIXTURES / "solutions" / "correct_triton_row_sum.py"}
+    with JudgePool(options, workers=2) as pool:
+        futures = []
+        for problem in problems + problems[:1]:
+            plan = shapes.resolve(problem, cache_dir)
+            futures.append(pool.submit(problem, solutions[Path(problem.path).name], plan=plan))
+        verdicts = [f.result(timeout=300) for f in futures]
+        slot = pool.slots.get(pool.options)[0]
+        services = {id(s) for s in slot.reference._by_problem.values()}
+        seeds = dict(slot.init_seeds)
+    assert [v.verdict for v in verdicts] == ["correct", "correct", "correct"], [v.reason for v in verdicts]
+    assert len(services) == 2 and len(seeds) == 2
