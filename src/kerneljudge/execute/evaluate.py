@@ -119,8 +119,10 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     if small and plan.source["small"] == "none":
         small = False
     preset = dict(plan.small) if small else {}
+    far_below = plan.far_below_for(small) if options.held_out else None
     ctx = Context(problem, options, device, slot.reference, small, preset,
-                  held_out=plan.held_out_for(small) if options.held_out else [])
+                  held_out=plan.held_out_for(small) if options.held_out else [],
+                  far_below_index=far_below["index"] if far_below else None)
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     ctx.info["backend"] = backend
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
@@ -131,7 +133,8 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
                 problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
                 preset="small" if small else "default", findings=tuple(f.to_dict() for f in findings),
                 contract=options.numerics,
-                shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source)})
+                shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source),
+                        "far_below": far_below})
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
     result: dict[str, Any] = {}
