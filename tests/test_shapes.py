@@ -26,6 +26,7 @@ from kerneljudge.shapes import roles as R
 from kerneljudge.shapes.commands import register
 from kerneljudge.shapes.plan import PlanError, ShapePlan
 from kerneljudge.shapes.scan import scan_text
+from kerneljudge.suite import catalog
 
 from .conftest import FIXTURES, ROOT
 
@@ -283,6 +284,26 @@ def test_a_listed_variant_far_below_is_used_as_it_is(tmp_path, shape_cache):
     assert plan.far_below["held_out"] == {"index": 1, "source": "metadata", "input_elements": 3003,
                                           "base_input_elements": 4096 * 393216}
     assert plan.far_below["held_out_small"]["index"] == 0 and plan.far_below["held_out_small"]["source"] == "metadata"
+
+
+@pytest.mark.suite
+def test_every_bundled_problem_gets_a_far_below_shape(tmp_path_factory):
+    problems = catalog.list_problems()
+    plans = S.resolve_many(problems, str(tmp_path_factory.mktemp("suite-shapes")), timeout_s=120)
+    unsized = []
+    for problem, plan in zip(problems, plans):
+        for preset, key in (("held_out", "HELD_OUT"), ("held_out_small", "HELD_OUT_SMALL")):
+            assert len(getattr(plan, preset)) >= len(problem.metadata.get(key) or []), problem.id   # all kept
+        far = plan.far_below.get("held_out")
+        if far is None:
+            unsized.append(problem.id)
+            assert any("could not be checked at its default shape" in n for n in plan.notes), (problem.id, plan.notes)
+            continue
+        assert far["input_elements"] * 10 <= far["base_input_elements"], (problem.id, far)
+        small = plan.far_below.get("held_out_small")
+        assert small is None or small["input_elements"] < small["base_input_elements"], (problem.id, small)
+    # only references whose inputs need data (.item() in get_inputs) cannot be sized at the default shape
+    assert len(unsized) <= 3, unsized
 
 
 def test_partial_metadata_is_completed(tmp_path, shape_cache):

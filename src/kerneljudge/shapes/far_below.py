@@ -110,8 +110,8 @@ def _search(d: derive.Derivation, base: dict[str, Any], probe: Probe, notes: lis
             best = (found[0], found[1], label)
         if best is not None and best[1] <= target:
             break
-    if best is None:
-        notes.append(f"{what} far below: no smaller shape that the reference accepts was found")
+    if best is None or best[1] >= base_elements:
+        notes.append(f"{what} far below: no shape with fewer input elements that the reference accepts was found")
         return None
     overrides, elements, label = best
     reached = "" if elements <= target else f", the smallest accepted (aim: at most {target})"
