@@ -23,11 +23,11 @@ the benchmark shape's.
 Far-below variant (threat B13: code that branches on the input size, `stride = numel // 100_000_000`, never
 meets a nearby shape): every size divided by one common scale, so sizes that must stay equal stay equal,
 then rounded down to a value of one family (odd first; FAR_BELOW_FAMILIES), never below FAR_BELOW_FLOOR.
-The scale is searched with probes (execute/shapes.py) until the input elements are at most
-far_below_target(): FAR_BELOW_RATIO times fewer than the base shape's, and at most FAR_BELOW_ELEMENTS.
+The scale is searched with probes (far_below.py) until the input elements are at most far_below_target():
+FAR_BELOW_RATIO times fewer than the base shape's, and at most FAR_BELOW_ELEMENTS.
 
-Small preset: batch-like sizes go to at most SMALL_BATCH, then the largest size
-(relative to its floor) is halved, repeatedly, until the measured counts fit the budgets below.
+Small preset: batch-like sizes go to at most SMALL_BATCH, then the largest size (relative to its floor) is
+halved, repeatedly, until the measured counts fit the budgets below.
 """
 
 from __future__ import annotations
