@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_LABEL = re.compile(r"^#\s*(expect|expect-lenient|problem|needs|why|threat)\s*:\s*(.+?)\s*$")
+_LABEL = re.compile(r"^#\s*(expect|expect-lenient|problem|needs|flags|why|threat)\s*:\s*(.+?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class Labelled:
     problem: str | None
     needs: frozenset[str]
     threat: str | None
+    flags: frozenset[str] = frozenset()   # flags the verdict must carry (a blocking one: not accepted)
 
 
 def read_labels(path: Path) -> Labelled | None:
@@ -28,9 +29,10 @@ def read_labels(path: Path) -> Labelled | None:
     if "expect" not in found:
         return None
     needs = frozenset(n.strip() for n in found.get("needs", "").split(",") if n.strip())
+    flags = frozenset(f.strip() for f in found.get("flags", "").split(",") if f.strip())
     lenient = found.get("expect-lenient")
     return Labelled(path, found["expect"].split()[0], lenient.split()[0] if lenient else None,
-                    found.get("problem"), needs, found.get("threat"))
+                    found.get("problem"), needs, found.get("threat"), flags)
 
 
 def collect(folder: Path) -> list[Labelled]:

@@ -3,7 +3,8 @@
 The upstream-format problems under fixtures/problems/upstream/ carry no kerneljudge metadata; plans for them
 are derived once per test session with real probe child processes, then checked against the rules: held-out
 sizes not multiples of 8 nor of the original, memory no larger than the benchmark shape, axis and kernel
-constants unchanged, the small preset inside its budgets, the reference running at every returned shape.
+constants unchanged, the small preset inside its budgets, the reference running at every returned shape, and
+one held-out shape far below the benchmark size in every list (threat B13).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -24,14 +26,16 @@ from kerneljudge.shapes import roles as R
 from kerneljudge.shapes.commands import register
 from kerneljudge.shapes.plan import PlanError, ShapePlan
 from kerneljudge.shapes.scan import scan_text
+from kerneljudge.suite import catalog
 
 from .conftest import FIXTURES, ROOT
 
 UPSTREAM = FIXTURES / "problems" / "upstream"
 DERIVABLE = ["relu_4096x393216", "softmax_axis", "matmul_mkn", "conv2d_strided", "layernorm_3d",
-             "multihead_attention", "sum_reduction", "hadamard_pow2"]
+             "multihead_attention", "sum_reduction", "hadamard_pow2", "conv2d_grouped"]
 KEPT = {"softmax_axis": {"dim": 1}, "sum_reduction": {"dim": 1},
-        "conv2d_strided": {"kernel_size": 3, "stride": 2, "padding": 1}, "multihead_attention": {"num_heads": 12}}
+        "conv2d_strided": {"kernel_size": 3, "stride": 2, "padding": 1}, "multihead_attention": {"num_heads": 12},
+        "conv2d_grouped": {"kernel_size": 3, "groups": 6}}
 
 
 def _roles(name: str) -> tuple[dict[str, R.Role], dict[str, int]]:
@@ -63,6 +67,14 @@ def prober(shape_cache):
 
 def _total(result: dict) -> int:
     return sum(result["input_bytes"]) + result["param_bytes"] + sum(result["output_bytes"])
+
+
+def _elements(result: dict) -> int:
+    return sum(math.prod(shape) for shape in result["input_shapes"])
+
+
+def _sizes(value) -> list[int]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 # ------------------------------------------------------------------------------------------ pure rules
@@ -110,6 +122,34 @@ def test_nearby_values(value, divisor):
     assert D.nearby(2, 1) is None   # nothing below 2 is a usable size
 
 
+def test_far_below_values_are_odd_units_above_the_floor():
+    assert D.far_below_value(32768, 1, 90, "odd") == 363          # 364.1 rounded down to an odd number
+    assert D.far_below_value(768, 12, 10, "odd") == 60            # 5 units of 12: still a multiple of the heads
+    assert D.far_below_value(4, 1, 100, "odd") == D.FAR_BELOW_FLOOR
+    assert D.far_below_value(3, 1, 100, "odd") == 3               # at the floor already
+    assert D.far_below_value(64, 1, 3, "even") == 18              # twice an odd number
+    assert D.far_below_value(224, 1, 4, "power-of-two factors kept") == 48   # 3 x 16, 224 = 14 x 16
+    for value, divisor in ((4096, 1), (393216, 1), (1000, 8), (96, 6), (50, 2)):
+        for scale in (1.5, 3.0, 17.0, 1e6):
+            new = D.far_below_value(value, divisor, scale, "odd")
+            assert new < value and new % divisor == 0 and (new // divisor) % 2 == 1
+            assert new % 8 != 0 or divisor % 8 == 0
+
+
+def test_shrunk_keeps_equal_sizes_equal_and_divisors():
+    scan = scan_text("batch_size = 32768\ninput_shape = (32768,)\nx = (batch_size, input_shape)\n")
+    d = D.Derivation(scan, R.classify(scan))
+    overrides = d.shrunk(90.0, "odd")
+    assert overrides == {"batch_size": 363, "input_shape": (363,)}   # a broadcast that ties them keeps working
+    scan = scan_text((UPSTREAM / "conv2d_grouped.py").read_text())
+    d = D.Derivation(scan, R.classify(scan))
+    for scale in (2.0, 7.0, 1000.0):
+        overrides = d.shrunk(scale, "odd")
+        assert overrides["in_channels"] % 6 == 0 and overrides["out_channels"] % 6 == 0
+        assert overrides["height"] == overrides["width"] and overrides["height"] % 2 == 1
+    assert d.top_scale() == pytest.approx(max(16 / 3, 96 / 6, 192 / 6, 128 / 3))
+
+
 @pytest.mark.parametrize("name", DERIVABLE)
 def test_candidates_follow_the_rules(name):
     roles, values = _roles(name)
@@ -154,6 +194,33 @@ def test_derived_plan_shapes(plans, prober, name):
     for variant in plan.held_out_small:
         result = prober(name, variant, cpu=True)
         assert result["ok"] and _total(result) <= _total(small), result
+    # the last variant of each list is far below its base shape, and the reference runs there for real
+    for preset, base in (("held_out", default), ("held_out_small", small)):
+        variants, far = getattr(plan, preset), plan.far_below[preset]
+        assert far["source"] == "derived" and far["index"] == len(variants) - 1, plan.notes
+        result = prober(name, variants[-1], cpu=True)
+        assert result["ok"] and result["structure"] == default["structure"], result
+        assert far["input_elements"] == _elements(result) and _elements(result) * 10 <= _elements(base)
+
+
+def test_a_loss_over_32768_x_32768_gets_a_far_below_shape(shape_cache, prober):
+    # upstream HingeLoss's layout: the labels broadcast along the scores' last axis, so the two sizes are tied
+    plan = S.resolve(read_problem(UPSTREAM / "hinge_loss_32768.py"), shape_cache, use_cache=False)
+    far = plan.far_below["held_out"]
+    variant = plan.held_out[far["index"]]
+    assert far["source"] == "derived" and far["base_input_elements"] == 32768 * 32768 + 32768
+    assert far["input_elements"] * 100 <= far["base_input_elements"]
+    assert all(size % 8 for value in variant.values() for size in _sizes(value)), variant
+    result = prober("hinge_loss_32768", variant, cpu=True)
+    assert result["ok"] and _elements(result) == far["input_elements"], result
+
+
+def test_grouped_conv_far_below_keeps_channels_divisible(plans):
+    plan = plans["conv2d_grouped"]
+    for preset in ("held_out", "held_out_small"):
+        variant = getattr(plan, preset)[plan.far_below[preset]["index"]]
+        assert variant["in_channels"] % 6 == 0 and variant["out_channels"] % 6 == 0, variant
+        assert all(v % 8 for v in variant.values()), variant
 
 
 def test_relu_small_preset_is_cpu_sized(plans):
@@ -170,7 +237,8 @@ def test_multihead_attention_keeps_embed_dim_divisible(plans):
 
 def test_reference_that_rejects_most_variants(plans):
     plan = plans["hadamard_pow2"]
-    assert plan.held_out == [{"batch_size": 4095}]   # every width that is not a power of two is refused
+    assert plan.held_out[0] == {"batch_size": 4095}   # every width that is not a power of two is refused
+    assert plan.held_out[-1] == {"batch_size": 3}     # far below: the width left alone, the batch shrunk
     assert sum("power-of-two width" in n and "dropped" in n for n in plan.notes) >= 3
     assert all(v.get("dim", 65536) & (v.get("dim", 65536) - 1) == 0 for v in [plan.small] + plan.held_out_small)
 
@@ -184,18 +252,58 @@ def test_cache_is_used_without_a_child(plans, shape_cache):
     assert ShapePlan.from_json(again.to_json()) == again
 
 
-def test_metadata_wins_without_a_child(shape_cache):
+def test_metadata_is_kept_and_a_far_below_shape_appended(shape_cache):
     for path in (ROOT / "src/kerneljudge/suite/level1/47_sum_dim.py", FIXTURES / "problems" / "row_sum.py",
                  ROOT / "src/kerneljudge/suite/level1/108_softmax_temperature.py"):
         problem = read_problem(path)
-        with S.ShapeWorker(shape_cache) as worker:
-            plan = S.resolve(problem, shape_cache, worker=worker, use_cache=False)
-            assert worker.starts == 0
+        plan = S.resolve(problem, shape_cache, use_cache=False)
         assert plan.source == {"small": "metadata", "held_out": "metadata", "held_out_small": "metadata"}
         assert plan.small == problem.metadata["SMALL"]
-        assert plan.held_out_small == problem.metadata["HELD_OUT_SMALL"]
+        listed = problem.metadata["HELD_OUT_SMALL"]
+        assert plan.held_out_small[:len(listed)] == listed
+        # none of the listed variants is 10x smaller than its base shape: a derived one comes last
+        for preset in ("held_out", "held_out_small"):
+            far = plan.far_below[preset]
+            assert far["source"] == "derived" and far["index"] == len(getattr(plan, preset)) - 1, plan.notes
+            assert far["input_elements"] * 10 <= far["base_input_elements"]
+        with S.ShapeWorker(shape_cache) as worker:   # probed once, then cached like a derived plan
+            assert S.resolve(problem, shape_cache, worker=worker) == plan and worker.starts == 0
     # Problem.metadata misses `128256 + 1`; the plan evaluates it from the text
-    assert plan.held_out == [{"batch_size": 1531, "vocab": 128257}]
+    assert plan.held_out[:1] == [{"batch_size": 1531, "vocab": 128257}]
+
+
+def test_a_listed_variant_far_below_is_used_as_it_is(tmp_path, shape_cache):
+    text = (UPSTREAM / "relu_4096x393216.py").read_text() + (
+        '\nSMALL = {"batch_size": 8, "dim": 1000}\n'
+        'HELD_OUT = [{"batch_size": 4095, "dim": 393217}, {"batch_size": 3, "dim": 1001}]\n'
+        'HELD_OUT_SMALL = [{"batch_size": 3, "dim": 7}]\n')
+    (tmp_path / "relu_listed_small.py").write_text(text)
+    problem = read_problem(tmp_path / "relu_listed_small.py")
+    plan = S.resolve(problem, shape_cache, use_cache=False)
+    assert plan.held_out == problem.metadata["HELD_OUT"] and plan.held_out_small == problem.metadata["HELD_OUT_SMALL"]
+    assert plan.far_below["held_out"] == {"index": 1, "source": "metadata", "input_elements": 3003,
+                                          "base_input_elements": 4096 * 393216}
+    assert plan.far_below["held_out_small"]["index"] == 0 and plan.far_below["held_out_small"]["source"] == "metadata"
+
+
+@pytest.mark.suite
+def test_every_bundled_problem_gets_a_far_below_shape(tmp_path_factory):
+    problems = catalog.list_problems()
+    plans = S.resolve_many(problems, str(tmp_path_factory.mktemp("suite-shapes")), timeout_s=120)
+    unsized = []
+    for problem, plan in zip(problems, plans):
+        for preset, key in (("held_out", "HELD_OUT"), ("held_out_small", "HELD_OUT_SMALL")):
+            assert len(getattr(plan, preset)) >= len(problem.metadata.get(key) or []), problem.id   # all kept
+        far = plan.far_below.get("held_out")
+        if far is None:
+            unsized.append(problem.id)
+            assert any("could not be checked at its default shape" in n for n in plan.notes), (problem.id, plan.notes)
+            continue
+        assert far["input_elements"] * 10 <= far["base_input_elements"], (problem.id, far)
+        small = plan.far_below.get("held_out_small")
+        assert small is None or small["input_elements"] < small["base_input_elements"], (problem.id, small)
+    # only references whose inputs need data (.item() in get_inputs) cannot be sized at the default shape
+    assert len(unsized) <= 3, unsized
 
 
 def test_partial_metadata_is_completed(tmp_path, shape_cache):
@@ -237,8 +345,13 @@ def test_plan_validation():
     good = ShapePlan(small={"n": 4}, held_out=[{"n": 7}], source={"small": "derived", "held_out": "derived",
                                                                    "held_out_small": "none"})
     assert ShapePlan.from_dict(json.loads(good.to_json())) == good
+    with_far = ShapePlan.from_dict({**good.to_dict(), "far_below": {"held_out": {"index": 0, "source": "derived"}}})
+    assert with_far.far_below_for(False) == {"index": 0, "source": "derived"} and with_far.far_below_for(True) is None
     for bad in ({**good.to_dict(), "small": {"n": "4"}}, {**good.to_dict(), "source": {"small": "guessed"}},
-                {**good.to_dict(), "held_out": {"n": 7}}, [1, 2]):
+                {**good.to_dict(), "held_out": {"n": 7}}, [1, 2],
+                {**good.to_dict(), "far_below": {"held_out": {"index": 1, "source": "derived"}}},
+                {**good.to_dict(), "far_below": {"held_out_small": {"index": 0, "source": "derived"}}},
+                {**good.to_dict(), "far_below": {"held_out": {"index": 0, "source": "guessed"}}}):
         with pytest.raises(PlanError):
             ShapePlan.from_dict(bad)
 
@@ -257,5 +370,6 @@ def test_shapes_command(plans, shape_cache, tmp_path):
             assert ShapePlan.from_json(out.getvalue()) == plans["layernorm_3d"]
         else:
             assert "held_out_small  derived" in out.getvalue() and "CPU forward" in out.getvalue()
+            assert out.getvalue().count("<- far below (derived)") == 2
     args = parser.parse_args(["shapes", "--problem", str(tmp_path / "missing.py")])
     assert args.func(args) == 3

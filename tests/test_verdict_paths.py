@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kerneljudge import Judge, JudgeOptions
+from kerneljudge.types import BLOCKING_FLAGS
 
 from .conftest import FIXTURES, has_cuda
 from .labels import collect
@@ -48,8 +49,9 @@ def test_fixture_gets_its_label(case, policy, expected, judges):
     verdict = judges[policy].judge(problem, case.path)
     detail = f"{verdict.verdict}: {verdict.reason} flags={verdict.flags}\n{verdict.error_excerpt[-1500:]}"
     assert verdict.verdict == expected, detail
+    assert case.flags <= set(verdict.flags), detail
     if expected == "correct":
-        assert verdict.accepted, detail
+        assert verdict.accepted != bool(case.flags & BLOCKING_FLAGS), detail
         assert verdict.speedup and verdict.speedup > 0 and verdict.ref_ms and verdict.sol_ms
     else:
         assert not verdict.accepted and verdict.speedup is None

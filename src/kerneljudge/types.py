@@ -139,7 +139,8 @@ class Verdict:
     max_error: dict[str, Any] | None = None
     # the worst error over every checked output and the arithmetic it fits: docs/numerics.md
     numerics: dict[str, Any] | None = None
-    shapes: dict[str, Any] = field(default_factory=dict)   # sizes judged: preset, held-out shapes, sources
+    # sizes judged: preset, held-out shapes, sources, and which held-out shape is far below the benchmark one
+    shapes: dict[str, Any] = field(default_factory=dict)
     sandbox: dict[str, Any] = field(default_factory=dict)  # the solution's box: layers active and missing
     error_excerpt: str = ""
     versions: dict[str, str] = field(default_factory=dict)

@@ -57,6 +57,7 @@ class Context:
     small: bool
     preset: dict[str, Any]
     held_out: list[dict[str, Any]] = field(default_factory=list)
+    far_below_index: int | None = None   # which held-out shape is far below the benchmark shape (threat B13)
     # what the numerics bounds know about the problem at the current preset (harness/arithmetic.py)
     workload: dict[str, Any] | None = None
     init_seed: int = field(default_factory=lambda: secrets.randbits(62))

@@ -72,24 +72,34 @@ def check_output(ctx: Context, index: int, reply: dict[str, Any], where: str) ->
 
 
 def held_out(ctx: Context) -> None:
-    """Correctness at every held-out shape (from the problem's metadata, or derived from its size constants),
-    with a new model built at each.
+    """Correctness at every held-out shape (from the problem's metadata, or derived from its size constants,
+    and one far below the benchmark shape), with a new model built at each.
 
-    A wrong output there is `wrong_output` with the flag `shape_specialized` under both policies. A solution
-    that refuses the shape (raises, crashes or hangs) stays `correct` at the benchmark shape, but under strict
-    `shape_specialized` blocks its acceptance; under lenient it is noted as `shape_unsupported`."""
-    for preset in ctx.held_out:
+    A solution that is right at the benchmark shape but not at a held-out one gets the blocking flag
+    `shape_specialized` under both policies: a wrong output there is `wrong_output`; one that refuses the
+    shape (raises, crashes, hangs) stays `correct` at the benchmark shape but is not accepted (threats B6,
+    B13: code that branches on the input size must not pass). The flag's note names the shape."""
+    for index, preset in enumerate(ctx.held_out):
         shape = ", ".join(f"{k}={v}" for k, v in preset.items())
+        if index == ctx.far_below_index:
+            shape += "; the variant far below the benchmark shape"
         try:
             _check_shape(ctx, preset, shape)
         except Outcome as out:
+            if out.verdict == "wrong_output" and "shape_specialized" in out.flags:
+                _note_specialized(ctx, f"wrong at a held-out shape ({shape})")
+                raise
             if out.verdict not in ("runtime_error", "timeout", "build_error") or "reference_error" in out.flags:
                 raise
-            flag = "shape_specialized" if ctx.options.policy == "strict" else "shape_unsupported"
-            ctx.flags.add(flag)
-            ctx.info.setdefault("flag_notes", {})[flag] = f"failed at the held-out shape ({shape}): {out.reason}"
+            _note_specialized(ctx, f"failed at a held-out shape ({shape}): {out.verdict}: {out.reason}")
             ctx.info["held_out_failed"] = True
             return
+
+
+def _note_specialized(ctx: Context, note: str) -> None:
+    # "at a held-out shape (" is what feedback to a model redacts (generate/prompting.py)
+    ctx.flags.add("shape_specialized")
+    ctx.info.setdefault("flag_notes", {})["shape_specialized"] = note
 
 
 def _check_shape(ctx: Context, preset: dict[str, Any], shape: str) -> None:

@@ -144,8 +144,10 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
     findings = analyze(text, options.policy, backend)
     plan = plan if plan is not None else shapes.resolve(problem, _cache(options))
     small, preset = judged_preset(problem, plan, options, device)
+    far_below = plan.far_below_for(small) if options.held_out else None
     ctx = Context(problem, options, device, reference, small, preset,
-                  held_out=plan.held_out_for(small) if options.held_out else [], init_seed=slot.init_seed(problem))
+                  held_out=plan.held_out_for(small) if options.held_out else [], init_seed=slot.init_seed(problem),
+                  far_below_index=far_below["index"] if far_below else None)
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     ctx.info["backend"] = backend
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
@@ -156,7 +158,8 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                 problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
                 preset="small" if small else "default", findings=tuple(f.to_dict() for f in findings),
                 contract=options.numerics,
-                shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source)})
+                shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source),
+                        "far_below": far_below})
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
     result: dict[str, Any] = {}

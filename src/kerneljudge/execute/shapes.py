@@ -3,10 +3,12 @@
     plan = resolve(problem, cache_dir)          # ShapePlan: small, held_out, held_out_small, source, notes
     plans = resolve_many(problems, cache_dir)   # one probe child for all of them
 
-Metadata wins: a problem's own SMALL / HELD_OUT / HELD_OUT_SMALL are used as they are, and a problem that
-has all three (every bundled one) starts no child at all. What is missing is derived (kerneljudge.shapes:
-candidates from the problem's size constants, read from its text here) and checked in a trusted probe
-child (harness/shape_worker.py: problem code never runs in this process). Derived plans are cached under
+Metadata wins: a problem's own SMALL / HELD_OUT / HELD_OUT_SMALL are used as they are. What is missing is
+derived (kerneljudge.shapes: candidates from the problem's size constants, read from its text here) and
+checked in a trusted probe child (harness/shape_worker.py: problem code never runs in this process). Every
+held-out list also gets a variant far below its base shape (threat B13, kerneljudge.shapes.far_below),
+appended unless a listed one already has FAR_BELOW_RATIO times fewer input elements; so a problem with all
+three presets (every bundled one) is probed too, once: its plan is cached like any other. Derived plans are cached under
 cache_dir/shapes/, keyed by the problem text's sha256, the torch version and DERIVE_VERSION, written
 atomically here and nowhere else. A probe crash or timeout gives a plan with nothing derived and a note
 (never an exception), and is not cached, so the next run tries again.
@@ -24,18 +26,22 @@ from typing import Any, Callable, Iterable
 from ..problem import Problem, sha256_text
 from ..shapes import derive
 from ..shapes import roles as R
+from ..shapes.far_below import choose, listed_variants
+from ..shapes.far_below import show as _show
+from ..shapes.far_below import total_bytes as _total
 from ..shapes.plan import PRESETS, PlanError, ShapePlan
 from ..shapes.scan import Scan, scan_text
 from ..suite import lint
 from . import environment
 from .child import Child
 
-DERIVE_VERSION = 1                  # bump when derivation or budgets change: invalidates cached plans
+DERIVE_VERSION = 2                  # bump when derivation or budgets change: invalidates cached plans
 WORKER_MODULE = "kerneljudge.harness.shape_worker"
 CPU_PROBE_MAX_BYTES = 256 << 20     # the probe builds real tensors only when inputs + parameters fit here
 MAX_SMALL_ROUNDS = 40               # probes spent searching for the small preset
 SLOW_PROBE_S = 2.0                  # a probe slower than this makes the small search take bigger steps
 METADATA_KEYS = {"small": "SMALL", "held_out": "HELD_OUT", "held_out_small": "HELD_OUT_SMALL"}
+VALUES_MAX_BYTES = 64 << 20         # a far-below candidate's output is checked for real up to this size
 
 
 class ShapeWorker(lint.LintWorker):
@@ -57,8 +63,9 @@ class _ProbeFailed(Exception):
 
 def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 120.0,
             worker: ShapeWorker | None = None, use_cache: bool = True) -> ShapePlan:
-    """The plan for one problem. Never raises for what the problem does; starts a probe child only when
-    something must be derived and no cached plan exists (in `worker` when given, else a fresh one)."""
+    """The plan for one problem. Never raises for what the problem does; starts a probe child only when the
+    problem has size constants and no cached plan exists (in `worker` when given, else a fresh one): even
+    a problem with all its metadata is probed once, for its far-below held-out shape."""
     cache_dir = cache_dir or environment.default_cache_dir()
     try:
         text = Path(problem.path).read_text()
@@ -66,8 +73,6 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         return _plan_from(_metadata(problem, Scan()), {}, [f"cannot read the problem file: {exc}"])
     known = _metadata(problem, scan)
-    if all(p in known for p in PRESETS):
-        return _plan_from(known, {}, [])
     try:
         roles = R.classify(scan)
     except Exception as exc:  # a rule bug must not stop judging
@@ -119,13 +124,15 @@ class _Prober:
         self.last_seconds = 0.0
 
     def __call__(self, overrides: dict[str, Any], cpu: bool = False, unknown_ok: bool = False,
-                 flops: bool = True) -> dict[str, Any]:
+                 flops: bool = True, values: bool = False) -> dict[str, Any]:
         """One probe; `cpu`: also a timed real forward; `unknown_ok`: run on the CPU even when get_inputs()
-        cannot be sized without data (asked only at CPU-preset sizes); `flops`: count them."""
+        cannot be sized without data (asked only at CPU-preset sizes); `flops`: count them; `values`: check
+        on the CPU that the output is finite and depends on the inputs."""
         try:
             reply = self.worker.request({"cmd": "probe", "problem_path": self.path, "overrides": overrides,
                                          "cpu": cpu, "cpu_max_bytes": CPU_PROBE_MAX_BYTES, "flops": flops,
-                                         "cpu_unknown_ok": unknown_ok}, self.timeout_s)
+                                         "cpu_unknown_ok": unknown_ok, "values": values,
+                                         "values_max_bytes": VALUES_MAX_BYTES}, self.timeout_s)
         except lint.WorkerFailure as exc:
             raise _ProbeFailed(str(exc).replace("lint worker", "shape probe")) from None
         if reply.get("status") != "ok":
@@ -139,36 +146,51 @@ def _derive(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: dict[
     notes = [f"constants: {R.describe(roles, scan)}"]
     measured: dict[str, Any] = {}
     derived: dict[str, Any] = {}
+    far: dict[str, dict[str, Any]] = {}
     base = probe({})
     measured["default"] = _summary(base)
+    nearby: list[tuple[dict[str, Any], dict[str, Any]]] = []
     if "held_out" not in known:
         if base["ok"]:
-            derived["held_out"] = _held_out(derive.Derivation(scan, roles), base, probe, notes, "held-out", False)
+            nearby = _held_out(derive.Derivation(scan, roles), base, probe, notes, "held-out", False)
+            derived["held_out"] = [o for o, _ in nearby]
         else:
             notes.append(f"held-out: the reference could not be checked at its default shape ({base.get('error')}), "
                          f"so no other shape can be compared with it")
+    if base["ok"]:
+        listed = listed_variants(known.get("held_out"), nearby, probe, False)
+        _far_below(far, "held_out", derive.Derivation(scan, roles), base, listed, probe, notes, False)
+    elif "held_out" in known:
+        notes.append(f"held-out far below: the reference could not be checked at its default shape "
+                     f"({base.get('error')}), none chosen")
     small = known.get("small")
     small_result = None
     if small is None:
         small, small_result = _search_small(derive.Derivation(scan, roles), base, probe, notes)
         if small is not None:
             derived["small"] = small
-    if "held_out_small" not in known and small is not None:
+    if small is not None:
         small_result = small_result or probe(small, cpu=True, unknown_ok=True)
-        if small_result["ok"]:
-            derived["held_out_small"] = _held_out(derive.Derivation(scan, roles, small), small_result, probe,
-                                                  notes, "held-out small", True)
-        else:
+        if not small_result["ok"]:
             notes.append(f"held-out small: the reference did not run at the small preset ({small_result.get('error')})")
+        else:
+            d = derive.Derivation(scan, roles, small)
+            nearby = []
+            if "held_out_small" not in known:
+                nearby = _held_out(d, small_result, probe, notes, "held-out small", True)
+                derived["held_out_small"] = [o for o, _ in nearby]
+            listed = listed_variants(known.get("held_out_small"), nearby, probe, True)
+            _far_below(far, "held_out_small", d, small_result, listed, probe, notes, True)
     if small_result is not None:
         measured["small"] = _summary(small_result)
-    return _plan_from(known, derived, notes, measured)
+    return _plan_from(known, derived, notes, measured, far)
 
 
 def _held_out(d: derive.Derivation, base: dict[str, Any], probe: _Prober, notes: list[str], what: str,
-              cpu: bool) -> list[dict[str, Any]]:
-    """Candidates the reference accepts with the base's output structure and at most its bytes."""
-    kept: list[dict[str, Any]] = []
+              cpu: bool) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Candidates the reference accepts with the base's output structure and at most its bytes, each with
+    its probe result."""
+    kept: list[tuple[dict[str, Any], dict[str, Any]]] = []
     limit = _total(base)
     for variant in d.held_out():
         if len(kept) >= derive.MAX_VARIANTS:
@@ -184,11 +206,20 @@ def _held_out(d: derive.Derivation, base: dict[str, Any], probe: _Prober, notes:
             notes.append(f"{shown}: dropped, {_mib(_total(result))} is {_total(result) / limit - 1:.2%} more than "
                          f"the {_mib(limit)} of its base shape")
         else:
-            kept.append(variant.overrides)
+            kept.append((variant.overrides, result))
             notes.append(f"{shown}: kept ({_mib(_total(result))}, base {_mib(limit)})")
     if not kept:
         notes.append(f"{what}: no candidate kept")
     return kept
+
+
+def _far_below(far: dict[str, dict[str, Any]], preset: str, d: derive.Derivation, base: dict[str, Any],
+               listed: list[Any], probe: _Prober, notes: list[str], small: bool) -> None:
+    """far[preset]: the far-below record of a held-out list (kerneljudge.shapes.far_below), when there is one."""
+    what = preset.replace("_", "-").replace("-small", " small")
+    record = choose(d, base, listed, probe, notes, what, small, slow=probe.last_seconds > SLOW_PROBE_S)
+    if record is not None:
+        far[preset] = record
 
 
 def _search_small(d: derive.Derivation, base: dict[str, Any], probe: _Prober,
@@ -290,17 +321,26 @@ def _metadata(problem: Problem, scan: Scan) -> dict[str, Any]:
 
 
 def _plan_from(known: dict[str, Any], derived: dict[str, Any], notes: list[str],
-               measured: dict[str, Any] | None = None) -> ShapePlan:
-    """Metadata where the problem has it, else what was derived ("small" may be {}: the default fits)."""
+               measured: dict[str, Any] | None = None, far: dict[str, dict[str, Any]] | None = None) -> ShapePlan:
+    """Metadata where the problem has it, else what was derived ("small" may be {}: the default fits); a
+    derived far-below variant (far[preset]["overrides"]) is appended to its held-out list."""
+    values = {p: known[p] if p in known else derived.get(p) for p in PRESETS}
+    far_below: dict[str, dict[str, Any]] = {}
+    for preset, record in (far or {}).items():
+        record = dict(record)
+        appended = record.pop("overrides", None)
+        if appended is not None:
+            values[preset] = list(values[preset] or []) + [appended]
+        far_below[preset] = record
+
     def source(preset: str) -> str:
         if preset in known:
             return "metadata"
-        return "derived" if preset in derived and (preset == "small" or derived[preset]) else "none"
+        return "derived" if values[preset] or (preset == "small" and preset in derived) else "none"
 
-    values = {p: known[p] if p in known else derived.get(p) for p in PRESETS}
     return ShapePlan(small=dict(values["small"] or {}), held_out=list(values["held_out"] or []),
                      held_out_small=list(values["held_out_small"] or []), source={p: source(p) for p in PRESETS},
-                     notes=list(notes), measured=dict(measured or {}))
+                     notes=list(notes), measured=dict(measured or {}), far_below=far_below)
 
 
 def cache_key(text: str) -> str:
@@ -333,11 +373,6 @@ def _store(path: Path, plan: ShapePlan) -> None:
 # -------------------------------------------------------------------------------------------- display
 
 
-def _total(result: dict[str, Any]) -> int:
-    return sum(result.get("input_bytes") or []) + int(result.get("param_bytes") or 0) + \
-        sum(result.get("output_bytes") or [])
-
-
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
     keys = ("ok", "mode", "error", "input_bytes", "param_bytes", "output_bytes", "output_shapes", "flops",
             "cpu_seconds", "cpu_first_seconds")
@@ -359,7 +394,3 @@ def _mib(n: float) -> str:
         if n >= size:
             return f"{n / size:.4g} {unit}"
     return f"{n / 1024:.4g} KiB"
-
-
-def _show(overrides: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in overrides.items())

@@ -10,7 +10,11 @@ One command besides `ping`, answered with one JSON frame:
          fit in `cpu_max_bytes` (or, with `cpu_unknown_ok`, when get_inputs() itself needs data, so its size
          cannot be measured without making it: the parent asks for that only at CPU-preset sizes, and the
          data limit below still applies). With `cpu: true` it also builds everything for real on the CPU and times two
-         forwards on one thread (the small preset must run quickly), under the same size limit.
+         forwards on one thread (the small preset must run quickly), under the same size limit. With
+         `values: true` (asked for the far-below held-out variant) it also builds everything for real on
+         the CPU, when inputs and parameters fit in `values_max_bytes`, and checks that the output is finite
+         and changes with the inputs (another input seed): a shape where the reference's answer is trivial
+         would let a wrong solution pass there.
 
 Problem code is trusted but never runs in the orchestrator; this process also caps its data segment
 (DATA_LIMIT_BYTES), so a problem that allocates at import time fails here instead of exhausting the machine.
@@ -31,14 +35,16 @@ from typing import Any
 import torch
 
 from .. import channel
-from . import loading, worker
+from . import compare, loading, worker
 from .lint_worker import _reset_globals, handle_ping
 from .work_count import short_error as _short_error, state_tensors as _state_tensors
 
 INIT_SEED = 20260101
 INPUT_SEED = 1234
+INPUT_SEED_ALT = 98765
 DATA_LIMIT_BYTES = 6 << 30
 DEFAULT_CPU_MAX_BYTES = 256 << 20
+DEFAULT_VALUES_MAX_BYTES = 64 << 20
 
 
 class _Failed(Exception):
@@ -113,6 +119,10 @@ def _probe(problem: Any, msg: dict[str, Any], reply: dict[str, Any]) -> None:
         found = {}
         _run(problem, "cpu", found, flops)   # raises _Failed: the reference rejects this shape
         reply.update(found, ok=True, mode="cpu", note=f"ran on the CPU: {why}")
+    if msg.get("values"):
+        reply["values_checked"] = _fits(reply, int(msg.get("values_max_bytes", DEFAULT_VALUES_MAX_BYTES)))
+        if reply["values_checked"]:
+            _check_values(problem)   # raises _Failed: no usable answer at this shape
     if msg.get("cpu"):
         if not _fits(reply, limit):
             reply.update(ok=False, unchecked=True, stage="cpu", error=f"not run on the CPU: {_size_text(reply, limit)}")
@@ -188,6 +198,28 @@ def _timed_cpu(problem: Any) -> dict[str, Any]:
     if nonfinite:
         raise _Failed("cpu", ValueError(f"output tensor(s) {nonfinite} hold NaN/Inf"))
     return {"cpu_first_seconds": round(times[0], 6), "cpu_seconds": round(times[1], 6)}
+
+
+def _check_values(problem: Any) -> None:
+    """Real tensors on the CPU: the output is finite and differs for inputs from another seed."""
+    init_inputs = _stage("values", lambda: loading.make_init_inputs(problem, INIT_SEED))
+    model = _stage("values", lambda: loading.build_model(problem.Model, init_inputs, INIT_SEED, "cpu", "fp32"))
+    outputs = []
+    for seed in (INPUT_SEED, INPUT_SEED_ALT):
+        inputs = _stage("values", lambda: loading.make_inputs(problem, seed, "cpu", "fp32"))
+        with torch.no_grad():
+            out = _stage("values", lambda: worker.call_model(model, inputs, "cpu"))
+        try:
+            flat = loading.flatten_output(out, "cpu")
+        except loading.OutputError as exc:
+            raise _Failed("values", exc) from None
+        nonfinite = [i for i, t in enumerate(flat[1]) if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+        if nonfinite:
+            raise _Failed("values", ValueError(f"output tensor(s) {nonfinite} hold NaN/Inf"))
+        outputs.append(flat)
+    # the fp32 contract's bounds: a mean over many terms moves little with the inputs, but more than rounding
+    if compare.compare_outputs(outputs[0], outputs[1], "fp32", None, contract="fp32").ok:
+        raise _Failed("insensitive", ValueError("the output is the same for inputs from two seeds"))
 
 
 def _structure(node: Any, tensors: list[torch.Tensor]) -> Any:

@@ -23,7 +23,8 @@ def register(subparsers: Any) -> None:
                     "shapes (checked for correctness at the default and at the small preset), the constant "
                     "overrides the judge uses and where they come from: the problem's own SMALL / HELD_OUT / "
                     "HELD_OUT_SMALL ('metadata'), derived from its size constants and checked by running the "
-                    "reference in a child process ('derived'), or nothing ('none'). Derived plans are cached. "
+                    "reference in a child process ('derived'), or nothing ('none'); the held-out shape far "
+                    "below the benchmark size (threat B13) is marked. Plans are cached. "
                     "Rules and budgets: docs/formats.md, 'Derived presets and held-out shapes'.")
     p.add_argument("--problem", required=True, metavar="FILE", help="problem .py (class Model, get_inputs, ...)")
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
@@ -59,6 +60,10 @@ def render(problem_id: str, plan: dict[str, Any]) -> str:
     for preset, shapes in rows:
         source = plan["source"][preset]
         shown = [_overrides(s) for s in shapes] or ["(none)"]
+        far = (plan.get("far_below") or {}).get(preset)
+        if far:
+            ratio = far["base_input_elements"] / max(far["input_elements"], 1)
+            shown[far["index"]] += f"   <- far below ({far['source']}): {ratio:.3g}x fewer input elements"
         lines.append(f"{preset:<15} {source:<9} {shown[0]}")
         lines += [f"{'':<25} {s}" for s in shown[1:]]
     small = (plan.get("measured") or {}).get("small") or {}

@@ -18,8 +18,16 @@ up: the smallest above. Candidates, in order of preference (only the ones that c
 Without a batch-like size, the largest size plays the batch's part in 1 (down, paying for the others).
 
 The probe then drops a variant the reference rejects, whose output structure differs, or whose bytes exceed
-the benchmark shape's. Small preset: batch-like sizes go to at most SMALL_BATCH, then the largest size
-(relative to its floor) is halved, repeatedly, until the measured counts fit the budgets below.
+the benchmark shape's.
+
+Far-below variant (threat B13: code that branches on the input size, `stride = numel // 100_000_000`, never
+meets a nearby shape): every size divided by one common scale, so sizes that must stay equal stay equal,
+then rounded down to a value of one family (odd first; FAR_BELOW_FAMILIES), never below FAR_BELOW_FLOOR.
+The scale is searched with probes (far_below.py) until the input elements are at most far_below_target():
+FAR_BELOW_RATIO times fewer than the base shape's, and at most FAR_BELOW_ELEMENTS.
+
+Small preset: batch-like sizes go to at most SMALL_BATCH, then the largest size (relative to its floor) is
+halved, repeatedly, until the measured counts fit the budgets below.
 """
 
 from __future__ import annotations
@@ -40,7 +48,14 @@ SMALL_CPU_SECONDS = 0.25             # a measured forward on one CPU thread (the
 SMALL_BATCH = 4                      # batch-like sizes start at most here
 FEATURE_FLOOR = 8                    # halving stops here (or at the original value if smaller)
 BATCH_FLOOR = SMALL_BATCH            # rows are cheap to keep, and a batch of 4 leaves room for a held-out 3
-MAX_VARIANTS = 2                     # held-out variants kept per preset
+MAX_VARIANTS = 2                     # held-out variants kept per preset (besides the far-below one)
+FAR_BELOW_ELEMENTS = 1 << 17         # far-below variant: input elements at most this (the small preset's scale)
+FAR_BELOW_RATIO = 10                 # ... and at least this many times fewer than its base shape's
+FAR_BELOW_FLOOR = 3                  # no size goes below 3 by shrinking (1 makes reductions and norms trivial)
+# rounding of a shrunk size, in order of preference: an odd number of units (never a multiple of 8 unless the
+# divisor is); twice an odd number (rotary embeddings, complex views); the size's power-of-two factor kept
+# (U-Nets halve a size several times); plain multiples of the divisor, the last resort
+FAR_BELOW_FAMILIES = ("odd", "even", "power-of-two factors kept", "plain")
 
 Group = tuple[str, int, int]         # (kind, value at the base shape, divisor)
 
@@ -126,6 +141,24 @@ class Derivation:
                 variants.append(Variant(label, found))
         return variants
 
+    # ------------------------------------------------------------------------------------- far below
+
+    def shrunk(self, scale: float, family: str, still: frozenset[Group] = frozenset()) -> dict[str, Any] | None:
+        """Full overrides with every size but those in `still` divided by `scale` and rounded down to a value
+        of `family` (far_below_value); None when a dependent constant cannot be recomputed."""
+        mapping = {g: far_below_value(g[1], self.divisors[g], scale, family) for g in self.groups if g not in still}
+        return self.overrides(mapping)
+
+    def names(self, group: Group) -> list[str]:
+        """The size constants a group's value belongs to."""
+        kind, value, divisor = group
+        return [n for n in R.sizes(self.roles) if self.roles[n].kind == kind and self.roles[n].divisor == divisor
+                and value in _elements(self.env[n])]
+
+    def top_scale(self, still: frozenset[Group] = frozenset()) -> float:
+        """The scale past which no size shrinks any more (each at its floor); 1.0 when none can shrink."""
+        return max([g[1] / _far_floor(self.divisors[g]) for g in self.groups if g not in still] + [1.0])
+
     # ------------------------------------------------------------------------------------------- small
 
     def floor(self, group: Group) -> int:
@@ -179,6 +212,35 @@ def nearby(value: int, divisor: int = 1, *, up: bool = False, limit: int | None 
     return None
 
 
+def far_below_target(base_elements: int) -> int:
+    """Input elements the far-below variant aims at: FAR_BELOW_RATIO times fewer than its base shape's, and
+    at most FAR_BELOW_ELEMENTS (a threshold such as `numel >= 1e6` must flip)."""
+    return max(1, min(base_elements // FAR_BELOW_RATIO, FAR_BELOW_ELEMENTS))
+
+
+def far_below_value(value: int, divisor: int, scale: float, family: str) -> int:
+    """`value` divided by `scale`, rounded down to a multiple of `divisor` of the given family (an odd
+    number of units, twice one, an odd number of the value's power-of-two unit, or any number), never below
+    the floor (FAR_BELOW_FLOOR or the divisor); the value itself when it is at the floor already."""
+    floor = _far_floor(divisor)
+    if value <= floor:
+        return value
+    room = max(value / scale, floor)
+    if family == "plain":
+        unit, odd = divisor, False
+    elif family == "even":
+        unit, odd = 2 * divisor, True
+    elif family == "power-of-two factors kept":
+        unit, odd = divisor * _pow2_unit(value // divisor), True
+    else:
+        unit, odd = divisor, True
+    count, least = int(room // unit), -(-floor // unit)
+    if odd:
+        count, least = count - (count % 2 == 0), least + (least % 2 == 0)
+    new = max(count, least) * unit
+    return new if new < value else value
+
+
 def over_budget(measured: dict[str, Any]) -> tuple[float, list[str]]:
     """How many times too large a probe result is for the small preset (<= 1: fits), and why."""
     checks = [
@@ -206,6 +268,10 @@ def _pow2_unit(q: int) -> int:
     while q % (unit * 2) == 0 and q // (unit * 2) >= 8:
         unit *= 2
     return unit
+
+
+def _far_floor(divisor: int) -> int:
+    return max(divisor, _round_to(FAR_BELOW_FLOOR + divisor - 1, divisor))
 
 
 def _mib(n: float) -> str:

@@ -22,7 +22,10 @@ class ShapePlan:
     correctness at (at the default and at the small preset); source: for each of the three, "metadata"
     (the problem's own SMALL / HELD_OUT / HELD_OUT_SMALL), "derived" (kerneljudge.shapes) or "none";
     notes: why sizes were chosen or candidates dropped; measured: probe results (bytes, FLOPs, CPU seconds)
-    per preset, for reports.
+    per preset, for reports. far_below: for held_out and held_out_small, which variant is far below its
+    base shape (threat B13): {"index": its place in the list, "source": "metadata" (one the problem listed)
+    or "derived" (appended), "input_elements": n, "base_input_elements": the base shape's}; a preset is
+    missing when no such variant was found (the notes say why).
     """
 
     small: dict[str, Any] = field(default_factory=dict)
@@ -31,9 +34,14 @@ class ShapePlan:
     source: dict[str, str] = field(default_factory=lambda: {p: "none" for p in PRESETS})
     notes: list[str] = field(default_factory=list)
     measured: dict[str, Any] = field(default_factory=dict)
+    far_below: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def held_out_for(self, small: bool) -> list[dict[str, Any]]:
         return [dict(v) for v in (self.held_out_small if small else self.held_out)]
+
+    def far_below_for(self, small: bool) -> dict[str, Any] | None:
+        found = self.far_below.get("held_out_small" if small else "held_out")
+        return dict(found) if found else None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,8 +64,13 @@ class ShapePlan:
             raise PlanError(f"source must map {', '.join(PRESETS)} to one of {', '.join(SOURCES)}")
         if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes) or not isinstance(measured, dict):
             raise PlanError("notes must be a list of strings, measured an object")
+        far_below = data.get("far_below", {})
+        lists = {"held_out": held_out, "held_out_small": held_out_small}
+        if not isinstance(far_below, dict) or not all(k in lists and _far_below_ok(v, len(lists[k]))
+                                                      for k, v in far_below.items()):
+            raise PlanError("far_below must map held_out / held_out_small to {index, source, ...} of a listed variant")
         return cls(dict(small), [dict(o) for o in held_out], [dict(o) for o in held_out_small], dict(source),
-                   list(notes), dict(measured))
+                   list(notes), dict(measured), {k: dict(v) for k, v in far_below.items()})
 
     @classmethod
     def from_json(cls, text: str) -> "ShapePlan":
@@ -65,6 +78,13 @@ class ShapePlan:
             return cls.from_dict(json.loads(text))
         except ValueError as exc:
             raise PlanError(str(exc)) from None
+
+
+def _far_below_ok(value: Any, listed: int) -> bool:
+    if not isinstance(value, dict) or value.get("source") not in ("metadata", "derived"):
+        return False
+    index = value.get("index")
+    return isinstance(index, int) and not isinstance(index, bool) and 0 <= index < listed
 
 
 def _overrides(value: Any) -> bool:
