@@ -10,7 +10,7 @@ OUT=${1:?usage: h200_trust_session.sh OUT_DIR}
 . scripts/device_steps.sh
 session_start "$OUT/trust"
 CACHE=/tmp/kj-trust-cache
-python3 scripts/calibrate_numerics.py --device cuda --preset default --jobs 10 --deadline-min 7.6 \
+python3 scripts/calibrate_numerics.py --device cuda --preset default --jobs 10 --deadline-min 7.2 \
   --out "$W/calibration" >"$W/calibration.log" 2>&1 &
 CALIBRATION=$!
 step trust_lenient 300 python3 -m kerneljudge run --problems upstream/trust/problems \
