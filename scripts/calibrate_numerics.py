@@ -78,9 +78,20 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     judged["tf32_floors"] = tf32_floor.measure(module, model, floor_seeds, device, floor_refs)
     judged["fp64_floors"] = fp64_floor.measure(module, model, floor_seeds[0], device, floor_refs[0])
     row["tf32_floors"], row["fp64_floors"] = judged["tf32_floors"], judged["fp64_floors"]
-    row["degenerate"] = {contract: degenerate.check(contract, "fp32", floor_outs, judged["workload"],
-                                                    module.__dict__.get("TOLERANCE"), judged["tf32_floors"],
-                                                    judged["fp64_floors"]) for contract in ("tf32", "fp32")}
+    # the judge's degenerate-reference test, on as many inputs as it uses (the first ones are the floors')
+    outputs: dict[int, Any] = dict(enumerate(floor_outs))
+
+    def output(i: int) -> Any:
+        if i not in outputs:
+            with torch.no_grad():
+                outputs[i] = loading.flatten_output(
+                    model(*loading.make_inputs(module, FLOOR_SEED + i, device, "fp32")), device)
+        return outputs[i]
+
+    row["degenerate"] = {contract: degenerate.check(contract, "fp32", output, 1 + degenerate.OTHER_INPUTS,
+                                                    judged["workload"], module.__dict__.get("TOLERANCE"),
+                                                    judged["tf32_floors"], judged["fp64_floors"])
+                         for contract in ("tf32", "fp32")}
     row["variants"] = {}
     for name in variants:
         try:
@@ -169,7 +180,8 @@ def find_problems(levels: list[int] | None, pattern: str | None) -> list[Path]:
             continue
         for p in sorted(level_dir.glob("*.py"), key=lambda q: (int(q.stem.split("_")[0]), q.stem)):
             pid = f"level{level}/{p.stem}"
-            if pattern and not (fnmatch.fnmatch(pid, pattern) or fnmatch.fnmatch(p.name, pattern)):
+            if pattern and not any(fnmatch.fnmatch(pid, one) or fnmatch.fnmatch(p.name, one)
+                                   for one in pattern.split(",")):
                 continue
             paths.append(p)
     return paths
@@ -402,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="problem sizes: each problem's SMALL dict, or its own constants (default: small on "
                          "the CPU, default on CUDA)")
     ap.add_argument("--level", type=int, action="append", help="only this suite level (repeatable)")
-    ap.add_argument("--problems", help="only problems whose id (level1/1_square_matmul) or file name matches this glob")
+    ap.add_argument("--problems", help="only problems whose id (level1/1_square_matmul) or file name matches this glob "
+                    "(several: comma-separated)")
     ap.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated subset of {', '.join(VARIANTS)}")
     ap.add_argument("--jobs", type=int, default=1, help="problems run at once (one child process each)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per problem")

@@ -428,3 +428,16 @@ def test_fused_gpu_compare_matches_the_torch_path():
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["ran"] == 42 and report["differences"] == [] and report["broken"] == []
+
+
+def test_cudnn_recurrent_network_counts_a_matmul_stage_per_layer_and_step():
+    """cuDNN runs a whole recurrent network in one op (aten._cudnn_rnn): every layer's every time step is a matmul
+    stage whose operands TF32 rounds, and its gates are transcendental (counted from the op's arguments here; the
+    op itself needs a GPU)."""
+    from kerneljudge.harness.arithmetic import op_cost, reduction_chain
+
+    x = torch.empty(12, 4, 32, device="meta")                 # (steps, batch, features)
+    args = (x, [], 4, None, None, None, 2, 64, 0, 3, False, 0.0, False, False, [], None)
+    cost = op_cost("_cudnn_rnn", args, None)
+    assert cost.matmul == 36 and cost.transcendental == 36     # 3 layers x 12 steps
+    assert cost.roundings >= 36 * reduction_chain(32 + 64)

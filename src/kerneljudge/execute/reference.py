@@ -142,7 +142,7 @@ class ReferenceService:
         """Free kept outputs; best effort (a dead reference process has freed them already)."""
         if self._running():
             try:
-                self._request({"cmd": "forget", "token": token})
+                self._request({"cmd": "forget", "token": token, "device": self.device})
             except ReferenceError:
                 pass
 

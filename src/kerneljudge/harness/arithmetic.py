@@ -10,7 +10,8 @@ For every tensor the forward makes, five counts along the longest chain of opera
                          WORST_OP per elementwise op (2 ulp: IEEE ops, fast-math division and square root),
                          WORST_TRANSCENDENTAL per transcendental function, WORST_OP per term of a sum. Bounds
                          never exceed it: a bounded error cannot exceed its bound, whatever a tail estimate says.
-  matmul_stages          D: matmul-like ops on the chain (those whose operands TF32 / tensor cores round).
+  matmul_stages          D: matmul-like ops on the chain (those whose operands TF32 / tensor cores round; a
+                         recurrent layer counts one per time step, on the CPU and in cuDNN).
   op_stages              E: ops on the chain that round their result (every op but pure data movement).
   transcendental_stages  T: transcendental functions on the chain (where fast approximations may enter).
 A chain is followed through the data: parallel branches take the longest, so a loop over heads counts
@@ -171,6 +172,8 @@ def op_cost(name: str, args: tuple[Any, ...], out: Any) -> Cost:
         chain = steps * (reduction_chain(int(x.shape[-1]) + hidden) + 1)
         return Cost(chain + steps * TRANSCENDENTAL_ROUNDINGS, WORST_OP * chain + steps * WORST_TRANSCENDENTAL,
                     steps, steps * 3, steps)
+    if name == "_cudnn_rnn":
+        return _cudnn_rnn_cost(args)
     if name in _ALONG_DIM:
         x, dim = args[0], int(args[1])
         return _sum_of(int(x.shape[dim]) if x.dim() else 1, 1 if name in _EXP_ALONG_DIM else 0)
@@ -200,6 +203,22 @@ def op_cost(name: str, args: tuple[Any, ...], out: Any) -> Cost:
     if transcendental:
         return Cost(TRANSCENDENTAL_ROUNDINGS, WORST_TRANSCENDENTAL, 0, 1, 1)
     return Cost(1, WORST_OP, 0, 1, 0)
+
+
+def _cudnn_rnn_cost(args: tuple[Any, ...]) -> Cost:
+    """cuDNN's whole recurrent network in one call: per layer and time step a matmul stage over the input and
+    hidden features, then the gates (transcendental)."""
+    x, hidden, layers = args[0], int(args[7]), int(args[9])
+    batch_first, bidirectional, batch_sizes = bool(args[10]), bool(args[13]), args[14]
+    if x.dim() == 3:
+        steps = int(x.shape[1] if batch_first else x.shape[0])
+    else:   # a packed sequence: one batch size per time step
+        steps = max(1, len(batch_sizes))
+    width = max(int(x.shape[-1]), hidden * (2 if bidirectional else 1))
+    stages = steps * layers
+    chain = stages * (reduction_chain(width + hidden) + 1)
+    return Cost(chain + stages * TRANSCENDENTAL_ROUNDINGS, WORST_OP * chain + stages * WORST_TRANSCENDENTAL,
+                stages, 3 * stages, stages)
 
 
 def _matmul(inner: int) -> Cost:

@@ -9,8 +9,9 @@ process decides from the reference alone whether the problem can judge at this s
             fp32 computation gives here is mostly rounding (harness/fp64_floor.py)
   tf32      under the tf32 contract, its own forward with TF32 operands moves it by more than TF32_SHARE: the
             tf32 class admits about that much error, so it admits nearly anything (harness/tf32_floor.py)
-  constant  the reference's output for another input passes as this input's answer under the contract, with
-            every bound and floor in force: a solution that ignores its inputs would be accepted
+  constant  the reference's outputs for OTHER_INPUTS other inputs all pass as this input's answer under the
+            contract, with every bound and floor in force: one answer fits every trial, so a solution that
+            ignores its inputs would be accepted
 
 Any of them makes the problem degenerate at that size: a problem-level outcome, never a verdict against the
 solution. The kernelbench contract reproduces upstream's rule and is left alone. Pure: it compares tensors the
@@ -19,19 +20,22 @@ reference process holds and runs no code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import compare
 
 FP64_SHARE = 1e-2     # largest relative L2 error of the reference's fp32 output against float64 it may have
+OTHER_INPUTS = 4      # as many as the trials after the first (5 by default): one answer must fit them all
 TF32_SHARE = 0.25     # largest relative L2 move of its own TF32 forward (the suite's largest on the H200: 0.038)
 KIND = "degenerate_reference"
 
 
-def check(contract: str, precision: str, outputs: list[tuple[Any, list[Any]]], workload: dict[str, Any] | None,
-          tolerance: dict[str, Any] | None, tf32_floors: list[Any], fp64_floors: list[Any]) -> dict[str, Any] | None:
-    """None when the reference can judge; else {"kind", "reason", "figures"}. `outputs` are the reference's
-    (structure, tensors) for two or more inputs; the floors are per output tensor (None where not had)."""
+def check(contract: str, precision: str, output: Callable[[int], tuple[Any, list[Any]]], inputs: int,
+          workload: dict[str, Any] | None, tolerance: dict[str, Any] | None, tf32_floors: list[Any],
+          fp64_floors: list[Any]) -> dict[str, Any] | None:
+    """None when the reference can judge; else {"kind", "reason", "figures"}. `output(i)` gives the reference's
+    (structure, tensors) for input i of `inputs` (computed when asked: the first other input that does not fit
+    ends the test); the floors are per output tensor (None where not had)."""
     if contract == "kernelbench":
         return None
     noise = _largest(fp64_floors)
@@ -43,14 +47,19 @@ def check(contract: str, precision: str, outputs: list[tuple[Any, list[Any]]], w
         return _found(f"the reference's own TF32 forward moves its output by {moved:.3g} in relative L2 (more than "
                       f"{TF32_SHARE:g}): the tf32 contract cannot tell a right answer from a wrong one here; "
                       "--numerics fp32 may", tf32_rel_l2=moved)
-    if len(outputs) >= 2:
-        other = compare.compare_outputs(outputs[0], outputs[1], precision, tolerance, contract,
+    others = range(1, min(inputs, OTHER_INPUTS + 1))
+    errors = []
+    for i in others:
+        other = compare.compare_outputs(output(0), output(i), precision, tolerance, contract,
                                         tf32_floors=tf32_floors, fp64_floors=fp64_floors, workload=workload)
-        if other.ok:
-            found = (other.detail.get("numerics") or {})
-            return _found("the reference's output for another input passes as this input's answer "
-                          f"({other.reason}): a solution that ignores its inputs would be accepted",
-                          other_input_rel_l2=found.get("rel_l2"), other_input_class=found.get("class"))
+        if not other.ok:
+            return None
+        errors.append((other.detail.get("numerics") or {}).get("rel_l2"))
+    if errors:
+        return _found(f"the reference's outputs for {len(errors)} other inputs all pass as this input's answer "
+                      f"(relative L2 errors {', '.join(f'{e:.2g}' for e in errors if e is not None)}): one answer "
+                      "fits every trial, so a solution that ignores its inputs would be accepted",
+                      other_inputs_rel_l2=errors)
     return None
 
 

@@ -47,6 +47,7 @@ OPERANDS: dict[Any, tuple[int, ...]] = {
     aten.convolution.default: (0, 1),
     aten._convolution.default: (0, 1),
     aten.mkldnn_rnn_layer.default: (0, 1, 2),
+    aten._cudnn_rnn.default: (0, 1, 3),      # the input, the weight list and cuDNN's flat weight buffer
 }
 _TF32_DROPPED_BITS = 13          # fp32 has 23 explicit mantissa bits, TF32 keeps 10
 
@@ -98,10 +99,17 @@ class OperandRounding(UncompiledMode):
         if positions is not None:
             args = list(args)
             for i in positions:
-                if isinstance(args[i], torch.Tensor) and args[i].is_floating_point():
-                    args[i] = self.rounding(args[i])
+                args[i] = self._rounded(args[i])
             self.calls += 1
         return func(*args, **kwargs)
+
+
+    def _rounded(self, arg: Any) -> Any:
+        if isinstance(arg, torch.Tensor) and arg.is_floating_point():
+            return self.rounding(arg)
+        if isinstance(arg, (list, tuple)):   # a list of weights (a recurrent network's)
+            return type(arg)(self._rounded(a) for a in arg)
+        return arg
 
 
 class TanhGelu(UncompiledMode):

@@ -187,8 +187,13 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
     _expected[msg["token"]] = expected
     workload = _workload(msg, problem, model) if msg["seeds"] else None
     expected.floors = _floors_of(msg, problem, model, [tensors for _, tensors in first], expected.forward_s)
-    found = degenerate.check(msg.get("contract") or "tf32", msg["precision"], first, workload,
-                             msg.get("tolerance"), expected.floors["tf32"], expected.floors["fp64"])
+    try:
+        found = degenerate.check(msg.get("contract") or "tf32", msg["precision"], expected.output, len(msg["seeds"]),
+                                 workload, msg.get("tolerance"), expected.floors["tf32"], expected.floors["fp64"])
+    except Exception as exc:
+        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
+        return
+    _release_cached_memory(msg["device"])
     channel.send(fd, {"status": "ok", "workload": workload, "degenerate": found, "floors": expected.floors,
                       "kept_outputs": KEPT_OUTPUTS, "outputs": [
                           {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in first]})
@@ -223,8 +228,19 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
     channel.send(fd, {"status": "ok", "ok": result.ok, "reason": result.reason, "detail": result.detail})
 
 
+def _release_cached_memory(device: str) -> None:
+    """Hand the device memory this process no longer uses back to the driver: several reference processes share
+    a GPU (one per problem), and memory one keeps cached after its floors (a float64 copy of 4 GB inputs) is
+    memory another cannot allocate."""
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
 def handle_forget(msg: dict[str, Any], fd: int) -> None:
-    _expected.pop(msg["token"], None)
+    expected = _expected.pop(msg["token"], None)
+    if expected is not None:
+        del expected
+        _release_cached_memory(msg.get("device") or "cpu")
     channel.send(fd, {"status": "ok"})
 
 
