@@ -7,8 +7,10 @@ an interrupt loses nothing, and a re-run skips what is already there. The judgin
 
 from __future__ import annotations
 
+import os
+import queue
 import sys
-from concurrent.futures import as_completed
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -78,20 +80,42 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
 
 def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOptions, log: AppendLog,
                say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+    """Submit each problem's solutions as soon as its shapes are resolved (execute/shapes.py: a few probe
+    children side by side), so the device starts on the first problems while later ones are still planned;
+    log each verdict as it is reached."""
     pool.warm(options)   # reference processes start while the first solutions build
-    # every problem's shapes (derived small preset, held-out shapes) resolved once, in one probe child
-    unique = list({job.problem.path: job.problem for job, _ in todo}.values())
-    plans = dict(zip((p.path for p in unique), shapes.resolve_many(unique, options.cache_dir)))
-    futures = {pool.submit(job.problem, job.solution, options, plan=plans.get(job.problem.path)): (job, key)
-               for job, key in todo}
+    by_problem: dict[str, list[tuple[Job, str]]] = {}
+    for job, key in todo:
+        by_problem.setdefault(job.problem.path, []).append((job, key))
+    unique = [jobs[0][0].problem for jobs in by_problem.values()]
+    finished: queue.Queue = queue.Queue()
+
+    def plan_and_submit() -> None:
+        try:
+            for problem, plan in shapes.resolve_concurrently(unique, options.cache_dir, shape_probes()):
+                for job, key in by_problem[problem.path]:
+                    future = pool.submit(job.problem, job.solution, options, plan=plan)
+                    future.add_done_callback(lambda f, job=job, key=key: finished.put((f, job, key)))
+        except BaseException as exc:   # reaches the main thread, which re-raises it
+            finished.put((exc, None, None))
+
+    threading.Thread(target=plan_and_submit, name="kj-plan-submit", daemon=True).start()
     results: dict[str, dict[str, Any]] = {}
-    for n, future in enumerate(as_completed(futures), 1):
-        job, key = futures[future]
+    for n in range(1, len(todo) + 1):
+        future, job, key = finished.get()
+        if isinstance(future, BaseException):
+            raise future
         verdict = future.result().to_dict()
         log.append(verdict)
         results[key] = verdict
         say(f"[{n}/{len(todo)}] {job.problem.id} <- {job.solution.name}: {_summary(verdict)}")
     return results
+
+
+def shape_probes() -> int:
+    """Probe children resolving problems' shapes side by side: a quarter of the cores (the rest build and judge),
+    at least one, at most eight."""
+    return max(1, min(8, (os.cpu_count() or 1) // 4))
 
 
 def builds_last(todo: list[tuple[Job, str]]) -> tuple[list[tuple[Job, str]], int]:
