@@ -145,6 +145,9 @@ class Context:
             kept = self.reference.expect(self.token, self.problem.path, preset, self.init_seed, seeds,
                                          self.options.numerics, self.problem.metadata.get("TOLERANCE"))
         self.workload = kept["workload"]
+        for part, seconds in (kept.get("seconds") or {}).items():   # where the reference's time went
+            if isinstance(seconds, (int, float)):
+                self.add_time(f"expect_{part}", seconds)
         # the reference process keeps a few expected outputs of this judgement at once (computed when compared)
         per_output = max((sum(int(n) for n in out.get("nbytes", [])) for out in kept["outputs"]), default=0)
         self.expected_bytes = per_output * int(kept.get("kept_outputs") or len(kept["outputs"]) or 1)

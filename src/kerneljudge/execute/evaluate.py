@@ -184,10 +184,13 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         if ctx.child is not None:
             ctx.child.kill()
     if "reference_error" in ctx.flags and verdict == "runtime_error":
+        if _out_of_memory(reason + excerpt):   # other problems' idle reference processes may hold the memory
+            slot.reference.shrink(keep=ctx.reference)
         failed = _reference_fails_alone(ctx, slot)
         if failed:   # not the solution's doing: the reference fails with no solution process beside it
             verdict, reason, problem_outcome = "unjudgeable", failed.reason, failed.describe()
-    if verdict != "correct" and ctx.info.get("crowded") and _out_of_memory(reason + excerpt) \
+    crowded = ctx.info.get("crowded") or "reference_error" in ctx.flags   # other checks, or other references
+    if verdict != "correct" and problem_outcome is None and crowded and _out_of_memory(reason + excerpt) \
             and turns.checks_at_once(options, device) > 1:
         # other solutions' checks shared the device, and their memory may be what ran out: judged again, with
         # the device to itself (checks_at_once=1 cannot come back here)

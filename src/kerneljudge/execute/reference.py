@@ -122,7 +122,8 @@ class ReferenceService:
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
                                   "precision": self.precision, "contract": contract, "tolerance": tolerance})
         return {"outputs": reply["outputs"], "workload": reply.get("workload"), "floors": reply.get("floors"),
-                "degenerate": reply.get("degenerate"), "kept_outputs": reply.get("kept_outputs")}
+                "degenerate": reply.get("degenerate"), "kept_outputs": reply.get("kept_outputs"),
+                "seconds": reply.get("seconds")}
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
               tolerance: dict[str, Any] | None, transport: str = "file", contract: str = "tf32",

@@ -121,6 +121,17 @@ class ReferencePool:
         self._users.setdefault(id(service), 0)
         return service
 
+    def shrink(self, keep: ReferenceService) -> int:
+        """Close every idle process but `keep` and the general one (their models and cached memory go with them):
+        before a reference that ran out of device memory is tried again alone. Returns how many were closed."""
+        with self._cond:
+            idle = [k for k, s in self._by_problem.items()
+                    if s is not keep and s is not self.general and not self._users.get(id(s))]
+            closing = [self._by_problem.pop(k) for k in idle]
+        for service in closing:
+            service.close()
+        return len(closing)
+
     def pin(self, service: ReferenceService, cores: tuple[int, ...]) -> None:
         """Move a process to other cores (the timing cores while its solution is timed, then back)."""
         pid = service.pid

@@ -11,12 +11,13 @@ It can serve many problems in a row (batch runs keep one alive).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -70,6 +71,7 @@ class Expected:
 
 
 _expected: dict[str, Expected] = {}
+_degenerate_found: dict[tuple, dict[str, Any] | None] = {}   # per model and contract: harness/degenerate.py
 
 
 def _timer(device: str) -> timing.Timer:
@@ -171,32 +173,54 @@ def handle_hello(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_expect(msg: dict[str, Any], fd: int) -> None:
-    """Take a judgement's seeds; compute the first two outputs (the first trials', and what decides whether
-    the reference can judge: harness/degenerate.py), the workload and the floors. The rest are computed when a
-    solution output is compared with them. Replies with the outputs' shapes only: the values stay here, on
-    the device, so the solution's outputs are compared here and nothing large travels through the orchestrator.
-    """
+    """Take a judgement's seeds; compute the first two outputs (the first trials'), and, once per model, the
+    workload, the floors and whether the reference can judge (harness/degenerate.py). The rest are computed when
+    a solution output is compared with them. Replies with the outputs' shapes only: the values stay here, on the
+    device, so the solution's outputs are compared here and nothing large travels through the orchestrator. The
+    reply's "seconds" says where the time went (the verdict shows it as expect_* phases)."""
     _expected.pop(msg["token"], None)
+    seconds: dict[str, float] = {}
     try:
-        problem, model = _model_for(msg)
+        with _timed(seconds, "model"):
+            problem, model = _model_for(msg)
         expected = Expected(msg)
-        first = [expected.output(i) for i in range(min(2, len(msg["seeds"])))]
+        with _timed(seconds, "outputs"):
+            first = [expected.output(i) for i in range(min(2, len(msg["seeds"])))]
+        with _timed(seconds, "workload"):
+            workload = _workload(msg, problem, model) if msg["seeds"] else None
+        with _timed(seconds, "floors"):
+            expected.floors = _floors_of(msg, problem, model, [tensors for _, tensors in first], expected.forward_s)
+        with _timed(seconds, "degenerate"):
+            found = _degenerate(msg, expected, workload)
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
     _expected[msg["token"]] = expected
-    workload = _workload(msg, problem, model) if msg["seeds"] else None
-    expected.floors = _floors_of(msg, problem, model, [tensors for _, tensors in first], expected.forward_s)
-    try:
-        found = degenerate.check(msg.get("contract") or "tf32", msg["precision"], expected.output, len(msg["seeds"]),
-                                 workload, msg.get("tolerance"), expected.floors["tf32"], expected.floors["fp64"])
-    except Exception as exc:
-        channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
-        return
     _release_cached_memory(msg["device"])
     channel.send(fd, {"status": "ok", "workload": workload, "degenerate": found, "floors": expected.floors,
-                      "kept_outputs": KEPT_OUTPUTS, "outputs": [
+                      "kept_outputs": KEPT_OUTPUTS, "seconds": seconds, "outputs": [
                           {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in first]})
+
+
+@contextlib.contextmanager
+def _timed(seconds: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[name] = round(time.perf_counter() - started, 4)
+
+
+def _degenerate(msg: dict[str, Any], expected: Expected, workload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Whether this reference can judge (harness/degenerate.py), decided once per model and contract: a property
+    of the problem at this size, not of the judgement (the first judgement's inputs decide)."""
+    key = (*_model_key(msg), msg.get("contract") or "tf32", repr(msg.get("tolerance")))
+    if key not in _degenerate_found:
+        _bound(_degenerate_found)
+        _degenerate_found[key] = degenerate.check(
+            msg.get("contract") or "tf32", msg["precision"], expected.output, len(msg["seeds"]), workload,
+            msg.get("tolerance"), expected.floors["tf32"], expected.floors["fp64"])
+    return _degenerate_found[key]
 
 
 def handle_check(msg: dict[str, Any], fd: int) -> None:
