@@ -394,20 +394,19 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: tur
     with ctx.phase("trials"):
         correctness.run_trials(ctx, trial_seeds)
     if opts.timing:
+        # one turn alone for everything that needs the device to itself, at the judged shape: interleaved timing,
+        # the profile's kernel times and the device clock (no model is rebuilt inside it)
         hold.time()
         check_index = {i: len(trial_seeds) + n for n, i in enumerate(sorted(check_seeds))}
         timed.time_interleaved(ctx, plan, check_seeds, check_index, result)
+        with ctx.phase("profile"):
+            work_audit.profile(ctx, result)
+        work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache(opts), slot.reference.count)
+        timed.device_clock(ctx, result)
     if ctx.held_out:
         hold.check()
         with ctx.phase("held_out"):
             correctness.held_out(ctx)
-    if opts.timing:
-        hold.time()  # the profile's kernel times and the device clock need the device alone too
-        with ctx.phase("profile"):
-            work_audit.profile(ctx, result)
-        work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache(opts), slot.reference.count)
-        if not ctx.info.get("held_out_failed"):
-            timed.device_clock(ctx, result)
 
 
 def _cache(options: JudgeOptions) -> str:

@@ -1,5 +1,6 @@
 """What the solution's time is made of: the profile of a few calls (threat C3) and the speed-of-light floor
-(threat C4). Both run after correctness and timing; neither can make a wrong solution right.
+(threat C4). Both run right after timing, at the judged shape, before the held-out shapes; neither can make a
+wrong solution right.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ def profile(ctx: Context, result: dict[str, Any]) -> None:
     same process. Under strict, library compute doing the work rejects the solution; under lenient it is only
     recorded. A profile that cannot be taken is recorded and changes nothing else."""
     try:
-        if ctx.options.held_out and ctx.held_out:
-            # held-out shapes came last: back to the judged shape, which the timing measured
-            ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
         reply = ctx.request({"cmd": "profile", "warm_seed": secrets.randbits(62), "init_seed": ctx.init_seed,
                              "seeds": [secrets.randbits(62) for _ in range(PROFILED_CALLS)]})
     except Outcome as out:
