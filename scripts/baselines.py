@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.execute import environment  # noqa: E402
+from kerneljudge.judging import environment  # noqa: E402
 from kerneljudge.suite.baseline_runner import BaselineRunner, RunnerConfig, default_lock_dir  # noqa: E402
 from kerneljudge.suite.catalog import list_problems  # noqa: E402
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         host={**_host(device, ["scripts/baselines.py", *argv]), "workers": workers,
               "compile_threads": compile_threads, "device_slots": slots})
     signal.signal(signal.SIGTERM, _terminate)
-    from kerneljudge.progress import Progress
+    from kerneljudge.core.progress import Progress
 
     progress = Progress(desc="baselines", unit="task")
     runner = BaselineRunner(config, progress=progress.as_stream())

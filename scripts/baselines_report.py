@@ -3,7 +3,7 @@
     python scripts/baselines_report.py RAW.jsonl [RAW2.jsonl ...] [--package | --data FILE] [--md FILE]
         [--device cuda] [--preset default] [--precision fp32] [--no-sol | --sol-json FILE] [--force]
 
---package writes src/kerneljudge/suite/data/baselines_h200.json (--data FILE: another file) with, per
+--package writes src/kerneljudge/data/suite/baselines_h200.json (--data FILE: another file) with, per
 problem id, eager_ms, compile_ms, peak_mem_bytes, sol_ms, sol_fraction (sol_ms / eager_ms) and more, under
 a header with the GPU, driver, versions, dates and commands; `kerneljudge score RUN --baseline compile`
 reads the packaged one. --md gets the summary for results/ (stdout without --md): counts, the problems
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("raw", nargs="+", help="JSONL files written by scripts/baselines.py")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--package", action="store_true",
-                       help="write the packaged baselines (src/kerneljudge/suite/data/baselines_h200.json)")
+                       help="write the packaged baselines (src/kerneljudge/data/suite/baselines_h200.json)")
     where.add_argument("--data", default=None, help="write the data file here instead")
     parser.add_argument("--md", default=None, help="markdown summary to write (e.g. results/DATE-h200-baselines.md)")
     parser.add_argument("--title", default=None, help="heading of the summary")

@@ -8,7 +8,7 @@ compile job alone (nothing else compiling) and times it:
   binding unit  (main.cpp: torch/extension.h + pybind11)   as written / with the precompiled header
   CUDA unit     (cuda.cu)                                   as written / with torch/types.h for extension.h /
                                                             against the slim stand-in for types.h
-plus the one-off cost of making the precompiled header (harness/pch.py). CUDA units need a torch built
+plus the one-off cost of making the precompiled header (judging/build/pch.py). CUDA units need a torch built
 with CUDA; elsewhere they are skipped. Writes DIR/build-units.json and DIR/build-units.md.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.harness import lean_headers, pch, pch_worker, slim_headers  # noqa: E402
+from kerneljudge.judging.build import lean_headers, pch, pch_worker, slim_headers  # noqa: E402
 
 DEFAULT = [ROOT / "benchmarks" / "solutions" / "level1" / "21_relu__cuda.py",
            ROOT / "src" / "kerneljudge" / "examples" / "solutions" / "1_gelu_scale__cpp.py"]

@@ -3,7 +3,7 @@
 reference, judged under every numerics contract (issue 9, part 7; docs/numerics.md).
 
 For every problem (one child process each, so a crash or a hang costs one row), the reference runs in
-fp32 at the chosen preset; then variants of the same forward (harness/reduced_precision.py):
+fp32 at the chosen preset; then variants of the same forward (numerics/reduced_precision.py):
   tf32            matmul/conv operands rounded to a 10-bit mantissa (CPU), or torch's TF32 switches (CUDA)
   tf32_truncate   operands truncated to a 10-bit mantissa, as Triton's tl.dot does by default
   fp16_operands   operands cast to fp16 and back      bf16_operands   the same with bf16
@@ -11,9 +11,9 @@ fp32 at the chosen preset; then variants of the same forward (harness/reduced_pr
   bf16_results    every op's result rounded to bf16 (a kernel computing in bf16 where no TF32 path exists)
   split_k, fp64   honest fp32 controls: another summation order; the forward in float64
 Each problem is also asked what the judge asks before any solution output is compared: can its reference
-tell a right answer from a wrong one (harness/degenerate.py)? No bundled problem may be degenerate.
+tell a right answer from a wrong one (worker/degenerate.py)? No bundled problem may be degenerate.
 Each variant's output is compared with the reference by compare.compare_outputs under the tf32, fp32 and
-kernelbench contracts, with the workload counted by harness/arithmetic.py (what the judge passes).
+kernelbench contracts, with the workload counted by numerics/arithmetic.py (what the judge passes).
 
   python scripts/calibrate_numerics.py --device cpu --preset small --out results/DATE-cpu-numerics-calibration.md
   python scripts/calibrate_numerics.py --device cuda --preset default --jobs 12 --deadline-min 8.5 \
@@ -52,10 +52,11 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     """One problem: reference, workload, then every variant under every contract (runs in a child)."""
     import torch
 
-    from kerneljudge.harness import compare, degenerate, fp64_floor, loading, reduced_precision, tf32_floor, worker
-    from kerneljudge.harness.arithmetic import arithmetic_profile
-    from kerneljudge.harness.error_classes import WORKLOAD_KEYS
-    from kerneljudge.problem import read_problem
+    from kerneljudge.numerics import compare, reduced_precision
+    from kerneljudge.worker import degenerate, fp64_floor, loading, tf32_floor, common as worker
+    from kerneljudge.numerics.arithmetic import arithmetic_profile
+    from kerneljudge.numerics.error_classes import WORKLOAD_KEYS
+    from kerneljudge.core.problem import read_problem
 
     worker.pin_global_flags(device, 1)
     problem = read_problem(path)
@@ -68,7 +69,7 @@ def run_problem(path: str, device: str, preset_name: str, variants: list[str]) -
     workload = arithmetic_profile(model, loading.snapshot_inputs(inputs))
     row["workload"] = workload
     judged: dict[str, Any] = {"workload": {k: workload[k] for k in WORKLOAD_KEYS}}
-    # the floors as the judge measures them (harness/tf32_floor.py, harness/fp64_floor.py), but on other inputs
+    # the floors as the judge measures them (worker/tf32_floor.py, worker/fp64_floor.py), but on other inputs
     # than the variants run on, so that no variant is judged against a floor measured on its own values
     floor_seeds = [FLOOR_SEED + k for k in range(tf32_floor.FLOOR_SEEDS)]
     with torch.no_grad():
@@ -343,7 +344,7 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
                  f"{len(nb['accepted_under_tf32'])} accepted under tf32{_names(nb['accepted_under_tf32'])}, "
                  f"{len(nb['accepted_under_fp32'])} under fp32{_names(nb['accepted_under_fp32'])} |")
     for contract, found in summary["degenerate"].items():
-        lines.append(f"| no problem degenerate under {contract} (harness/degenerate.py) | {summary['ran']} | "
+        lines.append(f"| no problem degenerate under {contract} (worker/degenerate.py) | {summary['ran']} | "
                      f"{len(found)} degenerate{_names(sorted(found))} |")
     lines += ["", "Not counted in the fp32 bar (the variant's output is bitwise the reference's): "
               + (", ".join(fp32["identical_not_counted"]) or "none") + ".",
@@ -367,7 +368,7 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
     lines.append("- classes: " + "; ".join(f"{k}: " + ", ".join(f"{c} {n}" for c, n in sorted(v.items()))
                                            for k, v in summary["classes"].items()) + ".")
     raised = summary.get("tf32_floor_raised", [])
-    lines.append(f"- tf32 bounds raised by the reference's own TF32 error (harness/tf32_floor.py): "
+    lines.append(f"- tf32 bounds raised by the reference's own TF32 error (worker/tf32_floor.py): "
                  f"{len(raised)}{_names(raised, 40)}.")
     if summary["skipped"] or summary["errors"]:
         lines += ["", "Skipped or failed problems:", ""]
@@ -376,7 +377,7 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
         if late:
             lines.append(f"- not run, the --deadline-min came first: {len(late)}{_names(late, 40)}")
     lines += ["", "## Per problem", "",
-              "K = reduction length, D = matmul stages, E = op stages (harness/arithmetic.py); K_flops = FLOPs /"
+              "K = reduction length, D = matmul stages, E = op stages (numerics/arithmetic.py); K_flops = FLOPs /"
               " (2 x outputs). A cell: class, relative L2 error, then pass (✓) or fail (✗) under tf32, fp32,"
               " kernelbench.", "",
               "| problem | K | D | E | K_flops | " + " | ".join(VARIANTS) + " |",

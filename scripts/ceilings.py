@@ -10,7 +10,7 @@ Measured, with CUDA events after a warm-up, the median of repeated runs, on one 
   bf16_flops, fp16_flops   the same in bf16 and fp16 (fp32 accumulation, torch's default)
 The best size's median is the ceiling (2*n^3 FLOP per matmul). The file also records the GPU, driver,
 torch, CUDA and Triton versions, the date, the command and every size's numbers. --install checks the file
-and writes it to src/kerneljudge/suite/data/h200_ceilings.json, which kerneljudge.suite.sol reads for
+and writes it to src/kerneljudge/data/suite/h200_ceilings.json, which kerneljudge.suite.sol reads for
 its H200 spec (fields not measured keep the datasheet figure; GpuSpec.source says which is which).
 """
 

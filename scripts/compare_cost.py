@@ -4,7 +4,7 @@
 
 A fp32 output and a solution's output 1e-6 away from it (the common case: every value finite, every chunk
 on the fast path); prints the median wall time of `measure` (on a GPU: through the fused Triton passes of
-harness/fused_compare.py, and through the torch passes they replace) and, for scale, of one float64 copy of
+numerics/fused_compare.py, and through the torch passes they replace) and, for scale, of one float64 copy of
 the output. The default size is a KernelBench-sized elementwise output (4096 x 81920, 1.25 GiB). On the CPU
 the timing runs on one thread, as the judge's processes do.
 """
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch  # noqa: E402
 
-from kerneljudge.harness import fused_compare, numerics  # noqa: E402
+from kerneljudge.numerics import fused_compare, classes as numerics  # noqa: E402
 
 
 def timed(fn, device: str, repeats: int) -> float:

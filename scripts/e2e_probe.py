@@ -3,7 +3,7 @@
     python scripts/e2e_probe.py --problem P.py --solution S.py [--processes 3] [--calls 300] [--cores 15]
                                 [--hash-seeds 0,0,1] [--aslr on,off] [--ways tight,pipe]
 
-Times the problem's Model and the solution's ModelNew with the judge's own Timer (harness/timing.py: fresh
+Times the problem's Model and the solution's ModelNew with the judge's own Timer (worker/timing.py: fresh
 inputs, L2 flushed, device synchronised, CUDA events) in fresh processes, in four ways of spending the time
 between two timed calls, the way the judge's processes do:
   tight  - nothing between calls (the reference process's rounds)
@@ -57,7 +57,7 @@ def without_aslr() -> None:
 def one_process(problem_path: str, solution_path: str, calls: int, ways: tuple[str, ...]) -> dict:
     import torch
 
-    from kerneljudge.harness import device_clock, loading, timing
+    from kerneljudge.worker import device_clock, loading, timing
 
     problem = loading.load_module(problem_path)
     solution = loading.load_module(solution_path)

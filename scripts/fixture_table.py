@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.jsonl import read_objects  # noqa: E402
+from kerneljudge.core.jsonl import read_objects  # noqa: E402
 from tests.labels import collect  # noqa: E402
 
 

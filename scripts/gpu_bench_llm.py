@@ -509,14 +509,14 @@ def main(argv: list[str] | None = None) -> int:
             write_replay_folder(replay, backend)
             model_args = ["--model", f"replay:{replay}"]
         ids = ",".join(e["problem"] for e in SCENARIO)
-        bench_cmd = [sys.executable, "-m", "kerneljudge.cli", "bench", *model_args, "--problems", "suite",
+        bench_cmd = [sys.executable, "-m", "kerneljudge.cli.main", "bench", *model_args, "--problems", "suite",
                      "--problem-ids", ids, "--backend", backend, "--device", args.device, "--turns", "2",
                      "--budget", str(args.budget), "--out", str(run), "--cache-dir", cache_dir]
         if args.judge_workers:
             bench_cmd += ["--judge-workers", str(args.judge_workers)]
         bench_rc, bench_wall = run_logged(bench_cmd, env, log_path, args.bench_timeout)
 
-        score_cmd = [sys.executable, "-m", "kerneljudge.cli", "score", str(run), "--json"]
+        score_cmd = [sys.executable, "-m", "kerneljudge.cli.main", "score", str(run), "--json"]
         score_rc, score_wall = run_logged(score_cmd, env, log_path, 120, stdout_path=out / "score.json")
         table_rc, _ = run_logged(score_cmd[:-1], env, log_path, 120, stdout_path=out / "score.txt")
     finally:

@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
 from kerneljudge.analysis import detect_backend  # noqa: E402
-from kerneljudge.execute.batch import Job, run_batch  # noqa: E402
-from kerneljudge.problem import read_problem  # noqa: E402
-from kerneljudge.report import fast_p_line, verdict_table  # noqa: E402
-from kerneljudge.types import JudgeOptions  # noqa: E402
+from kerneljudge.judging.batch import Job, run_batch  # noqa: E402
+from kerneljudge.core.problem import read_problem  # noqa: E402
+from kerneljudge.results.text_tables import fast_p_line, verdict_table  # noqa: E402
+from kerneljudge.core.types import JudgeOptions  # noqa: E402
 from tests.labels import collect  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -114,7 +114,7 @@ def cmd_fixtures(args) -> None:
 
 
 def cmd_examples(args) -> None:
-    from kerneljudge.mapping import find_problems, pair_solutions
+    from kerneljudge.core.mapping import find_problems, pair_solutions
 
     problems = find_problems(EXAMPLES / "problems")
     pairs, _ = pair_solutions(EXAMPLES / "solutions", problems)
@@ -138,7 +138,7 @@ SIZE_CONSTANTS = (r"(constexpr int kRowThreads = )(\d+)", r"(\b(?:block_size|thr
 def cuda_sources() -> list[tuple[Path, Path]]:
     """(problem, solution) of every honest CUDA solution here: the bundled examples' and those written for
     suite problems in the style of published KernelBench solutions (benchmarks/solutions/*/*__cuda.py)."""
-    from kerneljudge.mapping import find_problems, pair_solutions
+    from kerneljudge.core.mapping import find_problems, pair_solutions
 
     pairs, _ = pair_solutions(EXAMPLES / "solutions", find_problems(EXAMPLES / "problems"))
     out = [(Path(p.path), s) for p, s in pairs if detect_backend(s.read_text()) == "cuda" and "wrong" not in s.name]

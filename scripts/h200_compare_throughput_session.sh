@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (~7 minutes): the fused GPU compare (harness/fused_compare.py) against the torch passes on
+# One device call (~7 minutes): the fused GPU compare (numerics/fused_compare.py) against the torch passes on
 # every kind of output, bf16 included; what one compare of a 1.25 GiB fp32 output costs through each; then the
 # cold-cache throughput batch of results/2026-12-02-h200-device-turns.md (40 CUDA load_inline + 10 Triton) to
 # compare with its 732/h.

@@ -10,7 +10,7 @@ OUT=${1:?usage: h200_fixtures_probe_session.sh OUT_DIR}
 session_start "$OUT/fixtures-probe"
 step fixtures 230 python3 scripts/gpu_report.py fixtures --out "$W" --cache /tmp/kj-fixtures-cache
 pkill -9 -f 'kerneljudge\.' 2>/dev/null; sleep 1
-P=src/kerneljudge/examples
+P=src/kerneljudge/data/examples
 step probe_cuda 200 python3 scripts/profile_probe.py --problem $P/problems/1_gelu_scale.py \
   --solution $P/solutions/1_gelu_scale__cuda.py --out "$W/probe-gelu-scale-cuda.json"
 step probe_triton 90 python3 scripts/profile_probe.py --problem $P/problems/1_gelu_scale.py \

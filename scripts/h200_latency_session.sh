@@ -10,7 +10,7 @@ OUT=${1:?usage: h200_latency_session.sh OUT_DIR}
 . scripts/device_steps.sh
 session_start "$OUT/latency"
 CACHE=/tmp/kj-latency-cache
-S=src/kerneljudge/suite/level1
+S=src/kerneljudge/data/problems/level1
 B=benchmarks/solutions/level1
 step probe_ce 100 python3 scripts/e2e_probe.py --problem $S/90_cross_entropy.py --solution $B/90_cross_entropy__triton.py \
   --processes 3 --calls 240 --out "$W/e2e-probe-cross-entropy.json"

@@ -12,5 +12,5 @@ session_start "$OUT/launch-drift"
 step drift 420 python3 scripts/launch_drift.py --runs 6 --out "$W" \
   --solution benchmarks/solutions/level1/39_rmsnorm__triton.py \
   --solution benchmarks/solutions/level1/90_cross_entropy__triton.py \
-  --solution src/kerneljudge/examples/solutions/2_softmax_rows__cuda.py
+  --solution src/kerneljudge/data/examples/solutions/2_softmax_rows__cuda.py
 cat "$W/drift.log" "$W/steps.txt"

@@ -11,7 +11,7 @@ OUT=${1:?usage: h200_layout_session.sh OUT_DIR}
 . scripts/device_steps.sh
 session_start "$OUT/layout"
 CACHE=/tmp/kj-layout-cache
-S=src/kerneljudge/suite/level1
+S=src/kerneljudge/data/problems/level1
 B=benchmarks/solutions/level1
 step probe_ce 120 python3 scripts/e2e_probe.py --problem $S/90_cross_entropy.py --solution $B/90_cross_entropy__triton.py \
   --processes 6 --calls 240 --ways tight,pipe --aslr off,on --hash-seeds 0,random --out "$W/e2e-probe-cross-entropy.json"

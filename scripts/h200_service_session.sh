@@ -12,7 +12,7 @@ session_start "$OUT/service"
 CACHE=/tmp/kj-service-cache
 step template 60 python3 -c "
 import json, os, sys
-from kerneljudge.execute import environment, warm_start, boxing
+from kerneljudge.judging import environment, warm_start, boxing
 env = boxing.start_env(environment.child_env('cuda', 1, '/tmp/kj-t'))
 t = warm_start.Template(env)
 print(t.usable(), t.error, json.dumps(t._ready))"

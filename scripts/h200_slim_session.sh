@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (~8 minutes) after the slim CUDA headers (harness/slim_headers.py): the cold-cache
+# One device call (~8 minutes) after the slim CUDA headers (judging/build/slim_headers.py): the cold-cache
 # throughput batch (40 CUDA load_inline + 10 Triton; each verdict's `builds` says which headers served), then
 # each compile job of one published-style solution alone (scripts/build_units.py: as written, lean, slim).
 # Lands in OUT/slim/.

@@ -11,7 +11,7 @@ launch overhead the end-to-end clock includes), and the clock of every core as /
 before and after the run, so a change in CPU frequency can be told from a change in the process.
 
 Problems are found as the stability benchmark finds them: a bundled example's solution under
-src/kerneljudge/examples/, a suite problem's under benchmarks/solutions/levelN/. Writes DIR/launch-drift.json
+src/kerneljudge/data/examples/, a suite problem's under benchmarks/solutions/levelN/. Writes DIR/launch-drift.json
 and prints a table (no GPU needed to read the result; a GPU to make it).
 """
 

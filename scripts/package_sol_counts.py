@@ -5,7 +5,7 @@ instead of starting a worker for each problem (suite/data/sol_counts.json; count
 machine: the forward runs on torch's "meta" device). Problems whose counting needs a missing library
 (level 4 needs `transformers`) are left out and counted at judging time as before.
 
-    python scripts/package_sol_counts.py [--out src/kerneljudge/suite/data/sol_counts.json]
+    python scripts/package_sol_counts.py [--out src/kerneljudge/data/suite/sol_counts.json]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kerneljudge.problem import read_problem
+from kerneljudge.core.problem import read_problem
 from kerneljudge.suite import sol
 from kerneljudge.suite.catalog import problem_files
 from kerneljudge.suite.lint import LintWorker

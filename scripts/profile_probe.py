@@ -2,7 +2,7 @@
 
     python scripts/profile_probe.py --problem P.py --solution S.py [--out FILE]
 
-The stability benchmark compares the judge's device clock (CUDA-graph replays, harness/device_clock.py) with
+The stability benchmark compares the judge's device clock (CUDA-graph replays, worker/device_clock.py) with
 the profiler's device time of one profiled forward call (the verdict's `profile`). For every single-kernel
 solution they agreed within 1.3% except one compute-bound CUDA kernel (1_gelu_scale__cuda.py: device clock
 6% below the profiled call, in all six runs). This measures one model, in this process, four ways:
@@ -37,7 +37,7 @@ def measure(model, make, timer) -> dict:
     import torch
     from torch.autograd import profiler
 
-    from kerneljudge.harness import device_clock, profiling
+    from kerneljudge.worker import device_clock, profiling
 
     _, graph = device_clock.measure(model, make, 1, timer, 1.0)
     model(*make(2))
@@ -62,7 +62,7 @@ def main() -> int:
     p.add_argument("--solution", required=True)
     p.add_argument("--out", default=None)
     args = p.parse_args()
-    from kerneljudge.harness import loading, timing
+    from kerneljudge.worker import loading, timing
 
     problem = loading.load_module(args.problem)
     solution = loading.load_module(args.solution)

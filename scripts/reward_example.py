@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.reward import KernelReward  # noqa: E402
+from kerneljudge.service.reward import KernelReward  # noqa: E402
 from tests.llm_server import LLMServer  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -98,8 +98,8 @@ def launch_cost(reps: int = 5) -> None:
 
 
 def build(device: str) -> None:
-    from kerneljudge.execute.builder import Builder
-    from kerneljudge.harness.builds import import_extension
+    from kerneljudge.judging.build.builder import Builder
+    from kerneljudge.worker.builds import import_extension
 
     import torch
 

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
-from kerneljudge.client import JudgeClient  # noqa: E402
-from kerneljudge.reward import KernelReward  # noqa: E402
+from kerneljudge.service.client import JudgeClient  # noqa: E402
+from kerneljudge.service.reward import KernelReward  # noqa: E402
 from tests.service_proc import Service  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"

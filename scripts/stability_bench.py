@@ -10,7 +10,7 @@ solution in benchmarks/solutions/level{1,2}/ (see benchmarks/README.md), copied 
 and judged by `kerneljudge run` in a subprocess, exactly as a user runs it. First one warm-up run (not
 counted: it fills the build cache), then quiet and busy runs alternately (quiet-1, busy-1, quiet-2, ...),
 each with a fresh run log and the same cache. During a busy run one busy-loop process per core that the
-judge does not reserve for timing runs pinned to that core (`kerneljudge.execute.cores.plan_cores`); they
+judge does not reserve for timing runs pinned to that core (`kerneljudge.judging.cores.plan_cores`); they
 stop when the run ends, on Ctrl-C, and by themselves if this script dies.
 
 It writes OUT_DIR/DATE-GPU-stability.md and .json (date, GPU, driver, versions, the command, the bars of the
@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kerneljudge.analysis import detect_backend  # noqa: E402
-from kerneljudge.execute.cores import CoreLayout, plan_cores  # noqa: E402
-from kerneljudge.jsonl import read_objects  # noqa: E402
+from kerneljudge.judging.cores import CoreLayout, plan_cores  # noqa: E402
+from kerneljudge.core.jsonl import read_objects  # noqa: E402
 from stability_report import merge, render_markdown, run_counts, solution_rows, summarize  # noqa: E402
 
 EXAMPLES = ROOT / "src" / "kerneljudge" / "examples"
@@ -118,7 +118,7 @@ def stage(entries: list[Entry], folder: Path) -> tuple[Path, Path]:
 
 def core_layout(device: str, reserved: int | None) -> CoreLayout:
     """The layout the judge will use (same inputs: device slots, --threads 1, --reserved-cores)."""
-    from kerneljudge.execute.batch import device_count
+    from kerneljudge.judging.batch import device_count
 
     return plan_cores(device_count(device), device, threads=1, reserved=reserved)
 
@@ -158,7 +158,7 @@ class CpuLoad:
 
 
 def judge_command(args: argparse.Namespace, problems: Path, solutions: Path, out: Path, cache: Path) -> list[str]:
-    cmd = [sys.executable, "-m", "kerneljudge.cli", "run", "--problems", str(problems), "--solutions",
+    cmd = [sys.executable, "-m", "kerneljudge.cli.main", "run", "--problems", str(problems), "--solutions",
            str(solutions), "--out", str(out), "--device", args.device, "--budget", str(args.budget),
            "--cache-dir", str(cache)]
     if args.reserved_cores is not None:

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from kerneljudge.execute.batch import read_log
-    from kerneljudge.mapping import find_problems, pair_solutions
-    from kerneljudge.problem import Problem, ProblemError, sha256_text
+    from kerneljudge.judging.batch import read_log
+    from kerneljudge.core.mapping import find_problems, pair_solutions
+    from kerneljudge.core.problem import Problem, ProblemError, sha256_text
 except ImportError as exc:  # the script uses the installed package, never src/ directly
     sys.exit(f"upstream_sweep: kerneljudge is not importable here ({exc}); run `bash scripts/setup.sh` and "
              "`. .venv/bin/activate` first")

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from kerneljudge import channel
-from kerneljudge.harness.device_lock import DeviceLock
+from kerneljudge.core import channel
+from kerneljudge.core.device_lock import DeviceLock
 
 
 def _measure(msg: dict) -> dict:

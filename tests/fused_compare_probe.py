@@ -1,4 +1,4 @@
-"""The fused GPU compare (harness/fused_compare.py) against numerics.measure's torch path, on outputs of
+"""The fused GPU compare (numerics/fused_compare.py) against numerics.measure's torch path, on outputs of
 every kind. Prints one JSON line: how many cases ran and the differences found (none expected).
 
     TRITON_INTERPRET=1 python tests/fused_compare_probe.py      # CPU tensors, Triton's interpreter (no bf16)
@@ -17,7 +17,7 @@ import zlib
 
 import torch
 
-from kerneljudge.harness import fused_compare, numerics
+from kerneljudge.numerics import fused_compare, classes as numerics
 
 CASES = ("close", "tf32_like", "far", "nan_and_inf", "zero_reference", "ties", "override")
 

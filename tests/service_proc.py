@@ -21,7 +21,7 @@ _LISTENING = re.compile(r"listening on (http://\S+)")
 class Service:
     def __init__(self, journal: Path, *args: str, cache_dir: str, token_file: Path | None = None,
                  host: str = "127.0.0.1", timeout_s: float = 90.0, device: str = "cpu"):
-        cmd = [sys.executable, "-m", "kerneljudge.serve", "--host", host, "--port", "0", "--journal", str(journal),
+        cmd = [sys.executable, "-m", "kerneljudge.service", "--host", host, "--port", "0", "--journal", str(journal),
                "--device", device, "--cache-dir", cache_dir, *args]
         if token_file is not None:
             cmd += ["--token-file", str(token_file)]

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.cli import main
-from kerneljudge.harness.device_lock import DeviceLock, lock_path
-from kerneljudge.problem import read_problem
+from kerneljudge.cli.main import main
+from kerneljudge.core.device_lock import DeviceLock, lock_path
+from kerneljudge.core.problem import read_problem
 from kerneljudge.suite import baselines as B
 from kerneljudge.suite import sol
 from kerneljudge.suite.baseline_runner import (BaselineRunner, RunnerConfig, TaskQueue, finished_keys, plan_tasks,
@@ -55,9 +55,9 @@ def _fake_config(tmp_path: Path, **kw) -> RunnerConfig:
 
 _PY = [sys.executable, "-c"]
 _ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-_HOLD = ("import sys, time\nfrom kerneljudge.harness.device_lock import DeviceLock\n"
+_HOLD = ("import sys, time\nfrom kerneljudge.core.device_lock import DeviceLock\n"
          "DeviceLock(sys.argv[1]).acquire()\nprint('held', flush=True)\ntime.sleep(60)\n")
-_TRY = ("import sys\nfrom kerneljudge.harness.device_lock import DeviceLock\n"
+_TRY = ("import sys\nfrom kerneljudge.core.device_lock import DeviceLock\n"
         "print(DeviceLock(sys.argv[1]).acquire(timeout_s=float(sys.argv[2])))\n")
 
 

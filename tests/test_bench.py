@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge import score
-from kerneljudge.cli import main
+from kerneljudge.results import score
+from kerneljudge.cli.main import main
 from kerneljudge.generate.bench import Bench, BenchError, BenchSettings, select_problems
-from kerneljudge.generate.providers import Completion
+from kerneljudge.generate.providers.base import Completion
 from kerneljudge.generate.runfolder import RunFolder
 
 from .llm_server import llm_server  # noqa: F401  (the fixture)
@@ -398,7 +398,7 @@ def test_interrupt_and_resume_repeat_nothing(llm_server, problems, tmp_path, cac
 
     # run 2, a separate process: interrupted (Ctrl-C) while the relu trajectory's turn 1 is being judged
     env = {**os.environ, "OPENAI_API_KEY": KEY}
-    proc = subprocess.Popen([sys.executable, "-m", "kerneljudge.cli", *args], env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "kerneljudge.cli.main", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     try:

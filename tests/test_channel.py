@@ -4,7 +4,7 @@ import threading
 import pytest
 import torch
 
-from kerneljudge import channel
+from kerneljudge.core import channel
 
 
 def _pair():
@@ -88,10 +88,10 @@ def test_output_files_must_be_regular_files(tmp_path):
 def test_killing_a_child_twice_leaves_other_descriptors_alone():
     # evaluate() kills a solution's child on two paths; the second kill must not close descriptor numbers
     # that meanwhile belong to another child's pipes (that child would see EOF and exit with status 0)
-    from kerneljudge.execute.child import Child
-    from kerneljudge.execute.environment import child_env
+    from kerneljudge.judging.child import Child
+    from kerneljudge.judging.environment import child_env
 
-    child = Child("kerneljudge.harness.reference_worker", child_env("cpu", 1, "/tmp/kj-unused-cache", {}))
+    child = Child("kerneljudge.worker.reference", child_env("cpu", 1, "/tmp/kj-unused-cache", {}))
     child.kill()
     read_end, write_end = os.pipe()  # likely the numbers the first kill just freed
     try:

@@ -15,7 +15,7 @@ WRONG = FIXTURES / "solutions" / "wrong_returns_input.py"
 
 
 def kj(*args, cache_dir):
-    cmd = [sys.executable, "-m", "kerneljudge.cli", *args, "--cache-dir", cache_dir, "--budget", "0.2"]
+    cmd = [sys.executable, "-m", "kerneljudge.cli.main", *args, "--cache-dir", cache_dir, "--budget", "0.2"]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 
 

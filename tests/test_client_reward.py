@@ -10,7 +10,7 @@ import pytest
 from .conftest import FIXTURES
 from .service_proc import Service
 
-from kerneljudge.reward import KernelReward, RewardShaping, reply_text
+from kerneljudge.service.reward import KernelReward, RewardShaping, reply_text
 
 ROW_SUM = str(FIXTURES / "problems" / "row_sum.py")
 CORRECT = (FIXTURES / "solutions" / "correct_triton_row_sum.py").read_text()
@@ -76,7 +76,7 @@ def test_reward_in_process_with_trl_call(cache_dir):
 @pytest.mark.slow
 def test_reward_and_clients_against_a_service(tmp_path, cache_dir):
     pytest.importorskip("aiohttp")
-    from kerneljudge.client import AsyncJudgeClient, JobTimeout, JudgeClient
+    from kerneljudge.service.client import AsyncJudgeClient, JobTimeout, JudgeClient
 
     service = Service(tmp_path / "journal", "--no-timing", "--trials", "2", cache_dir=cache_dir)
     try:
@@ -134,7 +134,7 @@ def test_an_unjudgeable_verdict_earns_no_reward():
 
 
 def test_the_trl_call_passes_none_through_for_unjudgeable_verdicts(monkeypatch):
-    from kerneljudge.reward import KernelReward
+    from kerneljudge.service.reward import KernelReward
 
     verdicts = {"good": {"verdict": "correct", "accepted": True, "speedup": 2.0},
                 "noise": {"verdict": "unjudgeable", "accepted": False, "speedup": None,

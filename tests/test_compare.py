@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from kerneljudge.harness.compare import compare_outputs, compare_tensor, tolerance
+from kerneljudge.numerics.compare import compare_outputs, compare_tensor, tolerance
 
 
 def out(*tensors):
@@ -86,8 +86,8 @@ def test_integer_outputs_report_numerics():
 
 
 def test_reference_worker_passes_contract_and_workload(monkeypatch):
-    from kerneljudge import channel
-    from kerneljudge.harness import reference_worker
+    from kerneljudge.core import channel
+    from kerneljudge.worker import reference as reference_worker
 
     torch.manual_seed(0)
     a, b = torch.randn(64, 256), torch.randn(256, 64)
@@ -116,7 +116,7 @@ def test_flattening_an_output_keeps_no_reference_to_it():
     import gc
     import weakref
 
-    from kerneljudge.harness.loading import flatten_output
+    from kerneljudge.worker.loading import flatten_output
 
     gc.disable()
     try:

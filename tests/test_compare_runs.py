@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from kerneljudge.compare_runs import compare, compare_text
+from kerneljudge.results.compare import compare, compare_text
 
 from .verdict_logs import cli, unjudgeable, verdict, write_run_log
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from kerneljudge.harness import loading
+from kerneljudge.worker import loading
 
 
 class Reference(nn.Module):

@@ -16,7 +16,7 @@ from kerneljudge.generate.extract import extract_solution
 from kerneljudge.generate.prompting import (
     build_messages, build_refinement_messages, feedback_from_verdict, feedback_no_code,
 )
-from kerneljudge.generate.replay import ReplayProvider
+from kerneljudge.generate.providers.replay import ReplayProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "src" / "kerneljudge" / "suite"

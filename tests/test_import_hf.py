@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.hf_import import HFImportError, file_stem, import_hf
-from kerneljudge.mapping import find_problems, match_solution
-from kerneljudge.problem import read_problem
+from kerneljudge.results.hf_import import HFImportError, file_stem, import_hf
+from kerneljudge.core.mapping import find_problems, match_solution
+from kerneljudge.core.problem import read_problem
 
 from .verdict_logs import cli
 
@@ -131,7 +131,7 @@ def test_one_file_a_level_filter_and_bad_input(tmp_path, capsys):
 @pytest.mark.slow
 def test_an_imported_problem_is_judged(tmp_path, cache_dir):
     from kerneljudge.api import judge
-    from kerneljudge.mapping import pair_solutions
+    from kerneljudge.core.mapping import pair_solutions
 
     out = tmp_path / "problems"
     import_hf(dataset(tmp_path / "hf"), out, levels={1})

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kerneljudge import Judge, JudgeOptions
-from kerneljudge.execute.cores import plan_cores
-from kerneljudge.harness.timing import SamplingPlan
+from kerneljudge.judging.cores import plan_cores
+from kerneljudge.worker.timing import SamplingPlan
 
 from .conftest import FIXTURES
 

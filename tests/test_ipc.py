@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from kerneljudge.channel import ProtocolError
-from kerneljudge.harness import ipc
+from kerneljudge.core.channel import ProtocolError
+from kerneljudge.worker import ipc
 
 
 def _meta(**over):
@@ -49,7 +49,7 @@ def test_counter_names_outside_shared_memory_are_not_opened(counter):
 def test_round_trip_between_processes():
     producer = textwrap.dedent("""
         import json, sys, torch
-        from kerneljudge.harness import ipc
+        from kerneljudge.worker import ipc
         x = torch.arange(3 * 1000 * 7, dtype=torch.float32, device="cuda").reshape(3, 1000, 7)[:, 5:, :]
         print(json.dumps(ipc.share([x, torch.ones(2, 3, dtype=torch.bfloat16, device="cuda")])), flush=True)
         sys.stdin.readline()  # keep the memory alive until the consumer copied it

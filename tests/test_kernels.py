@@ -8,7 +8,7 @@ from collections import namedtuple
 import pytest
 
 from kerneljudge.analysis import kernels as K
-from kerneljudge.harness import profiling
+from kerneljudge.worker import profiling
 
 CUDA_SOLUTION = '''
 import torch

@@ -6,8 +6,8 @@ import types
 
 import pytest
 
-from kerneljudge.harness.build_worker import build_with_fallback, lighter_requests
-from kerneljudge.harness.lean_headers import lean, lean_request
+from kerneljudge.judging.build.compile_worker import build_with_fallback, lighter_requests
+from kerneljudge.judging.build.lean_headers import lean, lean_request
 
 KERNEL = "#include <torch/extension.h>\n#include <cuda_runtime.h>\n__global__ void k() {}\n"
 

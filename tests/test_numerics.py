@@ -1,4 +1,4 @@
-"""Numerics classes and contracts on real computations (harness/numerics.py, docs/numerics.md)."""
+"""Numerics classes and contracts on real computations (numerics/classes.py, docs/numerics.md)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from kerneljudge.harness import numerics, reduced_precision as rp
-from kerneljudge.harness.arithmetic import arithmetic_profile
-from kerneljudge.harness.compare import compare_outputs
+from kerneljudge.numerics import classes as numerics, reduced_precision as rp
+from kerneljudge.numerics.arithmetic import arithmetic_profile
+from kerneljudge.numerics.compare import compare_outputs
 
 CONTRACTS = ("tf32", "fp32", "kernelbench")
 
@@ -395,7 +395,7 @@ def test_transcendental_functions_count_as_several_roundings():
     another erf (std::erf against torch's vectorised one) differs from the reference by a few ulp per
     element, which must stay in the fp32 class. Such a difference is simulated here as a relative error of
     up to 3 ulp (6 u32) on every element, on a GELU-times-scale output of a million elements."""
-    from kerneljudge.harness.arithmetic import TRANSCENDENTAL_ROUNDINGS
+    from kerneljudge.numerics.arithmetic import TRANSCENDENTAL_ROUNDINGS
 
     class GeluScale(nn.Module):
         def forward(self, x, s):
@@ -419,7 +419,7 @@ def test_transcendental_functions_count_as_several_roundings():
 
 
 def test_fused_gpu_compare_matches_the_torch_path():
-    """harness/fused_compare.py's Triton kernels, run by Triton's interpreter on the CPU, against the torch
+    """numerics/fused_compare.py's Triton kernels, run by Triton's interpreter on the CPU, against the torch
     passes on every kind of output (fp32, fp64, fp16; NaN/Inf, ties, overrides, both contracts)."""
     pytest.importorskip("triton")
     probe = Path(__file__).with_name("fused_compare_probe.py")
@@ -434,7 +434,7 @@ def test_cudnn_recurrent_network_counts_a_matmul_stage_per_layer_and_step():
     """cuDNN runs a whole recurrent network in one op (aten._cudnn_rnn): every layer's every time step is a matmul
     stage whose operands TF32 rounds, and its gates are transcendental (counted from the op's arguments here; the
     op itself needs a GPU)."""
-    from kerneljudge.harness.arithmetic import op_cost, reduction_chain
+    from kerneljudge.numerics.arithmetic import op_cost, reduction_chain
 
     x = torch.empty(12, 4, 32, device="meta")                 # (steps, batch, features)
     args = (x, [], 4, None, None, None, 2, 64, 0, 3, False, 0.0, False, False, [], None)

@@ -1,4 +1,4 @@
-"""The shared precompiled torch/extension.h of binding units (harness/pch.py, execute/builder.py)."""
+"""The shared precompiled torch/extension.h of binding units (judging/build/pch.py, judging/build/builder.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.execute.builder import Builder, _LineWatch
-from kerneljudge.harness import pch
+from kerneljudge.judging.build.builder import Builder, _LineWatch
+from kerneljudge.judging.build import pch
 from kerneljudge.sandbox import spec as box_spec
 
 ROOT = Path(__file__).resolve().parent.parent

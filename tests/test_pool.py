@@ -10,10 +10,10 @@ import pytest
 
 from .conftest import FIXTURES
 
-from kerneljudge.execute import pool as pool_module
-from kerneljudge.execute.pool import JudgePool, PoolClosed, visible_gpus
-from kerneljudge.problem import read_problem
-from kerneljudge.types import JudgeOptions
+from kerneljudge.judging.executors import local as pool_module
+from kerneljudge.judging.executors.local import JudgePool, PoolClosed, visible_gpus
+from kerneljudge.core.problem import read_problem
+from kerneljudge.core.types import JudgeOptions
 
 SCALE_RELU = FIXTURES / "problems" / "scale_relu.py"
 ROW_SUM = FIXTURES / "problems" / "row_sum.py"
@@ -105,7 +105,7 @@ def _cmdline(pid: int) -> str:
 
 
 def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_their_own(tmp_path, monkeypatch):
-    from kerneljudge.execute.batch import Job, batch_workers, builds_last
+    from kerneljudge.judging.batch import Job, batch_workers, builds_last
 
     sources = {
         "cuda_a.py": "from torch.utils.cpp_extension import load_inline\nm = load_inline('a', '', cuda_sources='x')\n",
@@ -125,7 +125,7 @@ def test_a_batch_submits_solutions_that_compile_nothing_first_with_workers_of_th
                                            "unreadable.py"]
     assert nothing_to_build == 3
     # on a GPU the three that compile nothing get workers of their own, beyond one per core, memory permitting
-    from kerneljudge.execute import batch
+    from kerneljudge.judging import batch
 
     cores = pool_module.default_workers("cuda")
     monkeypatch.setattr(batch, "available_memory", lambda: 1 << 50)

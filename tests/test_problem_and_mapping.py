@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.mapping import find_problems, match_solution, pair_solutions
-from kerneljudge.problem import ProblemError, read_problem
-from kerneljudge.score import fast_p, fast_p_table
+from kerneljudge.core.mapping import find_problems, match_solution, pair_solutions
+from kerneljudge.core.problem import ProblemError, read_problem
+from kerneljudge.results.score import fast_p, fast_p_table
 
 PROBLEM = '''
 import torch

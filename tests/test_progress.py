@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kerneljudge.progress import Progress, choose_mode, counted
+from kerneljudge.core.progress import Progress, choose_mode, counted
 
 
 class Terminal(io.StringIO):

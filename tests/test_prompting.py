@@ -15,14 +15,14 @@ import pytest
 
 from kerneljudge.analysis import analyze, detect_backend
 from kerneljudge.generate import prompting as P
-from kerneljudge.problem import METADATA_NAMES, ProblemError
+from kerneljudge.core.problem import METADATA_NAMES, ProblemError
 from kerneljudge.suite.sol import H200, GpuSpec
-from kerneljudge.types import Verdict
+from kerneljudge.core.types import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "kerneljudge"
-SOFTMAX = (PACKAGE / "examples" / "problems" / "2_softmax_rows.py").read_text()
-SHOTS = PACKAGE / "generate" / "prompts" / "examples"
+SOFTMAX = (PACKAGE / "data" / "examples" / "problems" / "2_softmax_rows.py").read_text()
+SHOTS = PACKAGE / "data" / "prompts" / "examples"
 
 
 def _top_level_metadata(text: str) -> list[str]:

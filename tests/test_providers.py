@@ -12,12 +12,12 @@ from email.utils import formatdate
 
 import pytest
 
-from kerneljudge.generate.cache import CompletionCache, request_key
-from kerneljudge.generate.providers import (
+from kerneljudge.generate.providers.cache import CompletionCache, request_key
+from kerneljudge.generate.providers.base import (
     Completion, ProviderConfigError, ProviderExhaustedError, ProviderRequestError, estimate_cost, get_provider,
     parse_retry_after,
 )
-from kerneljudge.generate.replay import ReplayMissError, replay_key
+from kerneljudge.generate.providers.replay import ReplayMissError, replay_key
 
 from .llm_server import LLMServer, llm_server  # noqa: F401  (the fixture)
 
@@ -367,8 +367,8 @@ def test_missing_sdk_names_the_extra(monkeypatch):
 
 
 def test_modules_import_no_sdk():
-    code = ("import sys, kerneljudge.generate.providers, kerneljudge.generate.cache, kerneljudge.generate.replay, "
-            "kerneljudge.generate.openai_provider, kerneljudge.generate.anthropic_provider; "
+    code = ("import sys, kerneljudge.generate.providers.base, kerneljudge.generate.providers.cache, kerneljudge.generate.providers.replay, "
+            "kerneljudge.generate.providers.openai, kerneljudge.generate.providers.anthropic; "
             "assert 'openai' not in sys.modules and 'anthropic' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 

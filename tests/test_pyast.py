@@ -1,4 +1,4 @@
-"""kerneljudge.pyast.parse: one parse at a time, whatever the threads (CPython 3.11's AST constructor keeps its
+"""kerneljudge.core.pyast.parse: one parse at a time, whatever the threads (CPython 3.11's AST constructor keeps its
 recursion depth per interpreter; two threads at once can fail with "AST constructor recursion depth
 mismatch", which the service hit under 32 concurrent clients)."""
 
@@ -8,7 +8,7 @@ import ast
 import threading
 import time
 
-from kerneljudge import pyast
+from kerneljudge.core import pyast
 
 
 def test_parses_never_overlap(monkeypatch):

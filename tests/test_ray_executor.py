@@ -15,9 +15,9 @@ from .service_proc import descendants
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'kerneljudge[ray]')")
 
-from kerneljudge.execute.batch import Job, run_batch  # noqa: E402
-from kerneljudge.problem import read_problem  # noqa: E402
-from kerneljudge.types import JudgeOptions  # noqa: E402
+from kerneljudge.judging.batch import Job, run_batch  # noqa: E402
+from kerneljudge.core.problem import read_problem  # noqa: E402
+from kerneljudge.core.types import JudgeOptions  # noqa: E402
 
 # refused from the source (cheap), then C++ (one shared build) and Triton kernels that build and run
 STATIC = ["build_no_modelnew.py", "build_syntax_error.py", "hack_background_thread.py", "hack_caller_frame_answer.py",
@@ -88,7 +88,7 @@ def test_ray_gives_the_same_verdicts_as_a_local_run(local_ray, tmp_path, cache_d
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing(local_ray, tmp_path, cache_dir):
-    from kerneljudge.execute.ray_executor import RayPool
+    from kerneljudge.judging.executors.ray import RayPool
 
     names = ["correct_triton_row_sum.py", "wrong_returns_input.py", "correct_cpp_scale_relu.py",
              "hack_zero_input.py"]

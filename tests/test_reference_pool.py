@@ -1,12 +1,12 @@
-"""The reference processes of a slot, one per problem (execute/reference_pool.py), with stand-in services."""
+"""The reference processes of a slot, one per problem (judging/reference_pool.py), with stand-in services."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from kerneljudge.execute import reference_pool
-from kerneljudge.execute.reference_pool import ReferencePool, process_limit
+from kerneljudge.judging import reference_pool
+from kerneljudge.judging.reference_pool import ReferencePool, process_limit
 
 
 class FakeService:
@@ -89,11 +89,11 @@ def test_process_limit_follows_free_memory():
 def test_a_pool_judges_two_problems_in_two_reference_processes(cache_dir, monkeypatch):
     """Real child processes: with room for several reference processes, each problem gets its own, its model
     is prepared ahead, and solutions of the same problem share one model (one init seed per problem)."""
-    from kerneljudge.execute import pool as pool_module
-    from kerneljudge.execute import shapes
-    from kerneljudge.execute.pool import JudgePool
-    from kerneljudge.problem import read_problem
-    from kerneljudge.types import JudgeOptions
+    from kerneljudge.judging.executors import local as pool_module
+    from kerneljudge.judging import shapes
+    from kerneljudge.judging.executors.local import JudgePool
+    from kerneljudge.core.problem import read_problem
+    from kerneljudge.core.types import JudgeOptions
 
     from .conftest import FIXTURES
 

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge import score
-from kerneljudge.extras import MissingExtra, require
-from kerneljudge.reporting.html import esc, json_for_script, tag
+from kerneljudge.results import score
+from kerneljudge.core.extras import MissingExtra, require
+from kerneljudge.results.report.html import esc, json_for_script, tag
 
 from .verdict_logs import (HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, cli, unjudgeable,
                            verdict, write_bench_run, write_run_log)
 
 pytest.importorskip("matplotlib", reason="the report needs the 'report' extra (matplotlib)")
 
-from kerneljudge.reporting.build import ReportSettings, write_report  # noqa: E402
-from kerneljudge.reporting.runs import load_runs  # noqa: E402
+from kerneljudge.results.report.build import ReportSettings, write_report  # noqa: E402
+from kerneljudge.results.runs import load_runs  # noqa: E402
 
 FAST = ReportSettings(n_boot=100, band_boot=20)
 

@@ -45,8 +45,8 @@ def browser_page(tmp_path_factory):
         pytest.skip(why)
     from playwright.sync_api import sync_playwright
 
-    from kerneljudge.reporting.build import ReportSettings, write_report
-    from kerneljudge.reporting.runs import load_runs
+    from kerneljudge.results.report.build import ReportSettings, write_report
+    from kerneljudge.results.runs import load_runs
 
     root = tmp_path_factory.mktemp("browser")
     runs = load_runs([write_bench_run(root / "bench"), write_run_log(root / "log" / "run.jsonl")], [HOSTILE_LABEL, "log"])

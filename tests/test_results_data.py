@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kerneljudge.results_data import COLUMN_NAMES, COLUMNS, flatten_row
+from kerneljudge.results.export import COLUMN_NAMES, COLUMNS, flatten_row
 
 from .conftest import ROOT
 from .verdict_logs import PROFILE, cli, numerics, verdict, write_bench_run, write_run_log
@@ -48,7 +48,7 @@ def test_flatten_a_bare_verdict_and_legacy_max_error():
 
 def test_load_results_one_row_per_verdict(tmp_path):
     pd = pytest.importorskip("pandas")
-    from kerneljudge.results_data import load_results
+    from kerneljudge.results.export import load_results
 
     bench = write_bench_run(tmp_path / "bench")
     log = write_run_log(tmp_path / "log" / "run.jsonl")
@@ -82,8 +82,8 @@ def test_export_parquet_and_csv_round_trip(tmp_path, capsys):
 
 
 def test_missing_pandas_names_the_extra(tmp_path, monkeypatch):
-    from kerneljudge.extras import MissingExtra
-    from kerneljudge.results_data import load_results
+    from kerneljudge.core.extras import MissingExtra
+    from kerneljudge.results.export import load_results
 
     monkeypatch.setitem(sys.modules, "pandas", None)
     log = write_run_log(tmp_path / "run.jsonl")
@@ -99,7 +99,7 @@ def test_docs_list_every_column():
 
 def test_load_results_is_exported_from_the_package():
     import kerneljudge
-    from kerneljudge import results_data
+    from kerneljudge.results import export as results_data
 
     assert kerneljudge.load_results is results_data.load_results
     assert "load_results" in kerneljudge.__all__
@@ -113,7 +113,7 @@ def test_unjudgeable_rows_carry_their_outcome_kind(tmp_path):
     assert row["accepted"] is False and row["speedup"] is None
     assert flatten_row(verdict("p", speedup=1.0))["problem_outcome_kind"] is None      # old logs: missing
     pd = pytest.importorskip("pandas")
-    from kerneljudge.results_data import load_results
+    from kerneljudge.results.export import load_results
 
     log = write_run_log(tmp_path / "run.jsonl", [verdict("p", speedup=1.0), unjudgeable("q")])
     df = load_results(log)

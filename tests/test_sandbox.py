@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.execute import environment
+from kerneljudge.judging import environment
 from kerneljudge.sandbox import BoxSpec, describe, launch, probe, spec
 from kerneljudge.sandbox.probing import LAYERS
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from kerneljudge import score as S
+from kerneljudge.results import score as S
 
 
 def row(pid: str, accepted: bool, speedup: float | None = None, **extra) -> dict:
@@ -329,7 +329,7 @@ def _outcome(kind: str = "degenerate_reference") -> dict:
 
 
 def test_an_unjudgeable_verdict_must_say_why_and_count_for_nothing():
-    from kerneljudge.types import PROBLEM_OUTCOMES, VERDICTS, Verdict
+    from kerneljudge.core.types import PROBLEM_OUTCOMES, VERDICTS, Verdict
 
     assert "unjudgeable" in VERDICTS and PROBLEM_OUTCOMES == ("degenerate_reference", "reference_failed")
     base = dict(verdict="unjudgeable", reason="r", problem="p.py", solution="s.py")
@@ -346,7 +346,7 @@ def test_an_unjudgeable_verdict_must_say_why_and_count_for_nothing():
 
 
 def test_old_logs_without_problem_outcome_still_load_and_score():
-    from kerneljudge.types import Verdict
+    from kerneljudge.core.types import Verdict
 
     old = {"verdict": "correct", "accepted": True, "reason": "matches", "problem": "p.py", "solution": "s.py",
            "problem_id": "level1/1_x", "speedup": 1.5, "flags": [], "an_old_field": 1}
@@ -356,8 +356,8 @@ def test_old_logs_without_problem_outcome_still_load_and_score():
 
 
 def test_run_summary_text_shows_the_outcome_and_the_left_out_line():
-    from kerneljudge import report
-    from kerneljudge.execute.batch import _summary
+    from kerneljudge.results import text_tables as report
+    from kerneljudge.judging.batch import _summary
 
     rows = [row("a", True, 2.5), row("b", False), unjudgeable("c"), unjudgeable("d", "reference_failed")]
     table = report.verdict_table(rows)

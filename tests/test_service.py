@@ -21,7 +21,7 @@ from .service_proc import Service
 
 pytest.importorskip("aiohttp", reason="the service needs aiohttp (pip install 'kerneljudge[serve]')")
 
-from kerneljudge.client import (  # noqa: E402
+from kerneljudge.service.client import (
     AuthError, BadRequestError, JudgeClient, NotFoundError, QueueFullError, RequestTooLargeError,
 )
 
@@ -50,7 +50,7 @@ def job(name: str) -> dict:
 
 def eval_json(name: str, cache_dir: str) -> dict:
     label = read_labels(FIXTURES / "solutions" / name)
-    cmd = [sys.executable, "-m", "kerneljudge.cli", "eval", "--problem", str(FIXTURES / "problems" / label.problem),
+    cmd = [sys.executable, "-m", "kerneljudge.cli.main", "eval", "--problem", str(FIXTURES / "problems" / label.problem),
            "--solution", str(FIXTURES / "solutions" / name), "--device", "cpu", "--json", "--cache-dir", cache_dir,
            *JUDGE_ARGS]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -108,7 +108,7 @@ def test_32_clients_200_jobs_match_eval(tmp_path, cache_dir):
     # what `eval` gives: the command itself for two of them, its code path (api.Judge with the options the
     # command builds from the same flags) for the rest, which spares a torch import per solution
     from kerneljudge.api import Judge
-    from kerneljudge.cli import _options, build_parser
+    from kerneljudge.cli.main import _options, build_parser
 
     options = _options(build_parser().parse_args(["eval", "--problem", "p", "--solution", "s", "--device", "cpu",
                                                   "--cache-dir", cache_dir, *JUDGE_ARGS]))
@@ -263,11 +263,11 @@ def test_full_queue_answers_429_with_retry_after(guarded):
 
 
 def test_unsafe_binds_refuse_to_start(tmp_path, cache_dir):
-    from kerneljudge.serve.guard import is_loopback, sandbox_gaps
+    from kerneljudge.service.guard import is_loopback, sandbox_gaps
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("example.org")
-    base = [sys.executable, "-m", "kerneljudge.serve", "--port", "0", "--journal", str(tmp_path / "j"),
+    base = [sys.executable, "-m", "kerneljudge.service", "--port", "0", "--journal", str(tmp_path / "j"),
             "--device", "cpu", "--cache-dir", cache_dir]
     no_token = subprocess.run(base + ["--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
     assert no_token.returncode == 2 and "--token-file" in no_token.stderr
@@ -281,8 +281,8 @@ def test_unsafe_binds_refuse_to_start(tmp_path, cache_dir):
 
 
 def test_journal_survives_a_torn_last_line(tmp_path):
-    from kerneljudge.execute.logfile import AppendLog
-    from kerneljudge.jsonl import read_objects
+    from kerneljudge.core.logfile import AppendLog
+    from kerneljudge.core.jsonl import read_objects
 
     path = tmp_path / "log.jsonl"
     path.write_text('{"a": 1}\n{"b": 2, "tor')

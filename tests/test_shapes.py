@@ -1,4 +1,4 @@
-"""Derived small presets and held-out shapes (kerneljudge.shapes, execute/shapes.py, harness/shape_worker.py).
+"""Derived small presets and held-out shapes (kerneljudge.shapes, judging/shapes.py, worker/shapes.py).
 
 The upstream-format problems under fixtures/problems/upstream/ carry no kerneljudge metadata; plans for them
 are derived once per test session with real probe child processes, then checked against the rules: held-out
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.execute import shapes as S
-from kerneljudge.problem import read_problem
+from kerneljudge.judging import shapes as S
+from kerneljudge.core.problem import read_problem
 from kerneljudge.shapes import derive as D
 from kerneljudge.shapes import roles as R
-from kerneljudge.shapes.commands import register
+from kerneljudge.cli.shapes import register
 from kerneljudge.shapes.plan import PlanError, ShapePlan
 from kerneljudge.shapes.scan import scan_text
 from kerneljudge.suite import catalog
@@ -253,8 +253,8 @@ def test_cache_is_used_without_a_child(plans, shape_cache):
 
 
 def test_metadata_is_kept_and_a_far_below_shape_appended(shape_cache):
-    for path in (ROOT / "src/kerneljudge/suite/level1/47_sum_dim.py", FIXTURES / "problems" / "row_sum.py",
-                 ROOT / "src/kerneljudge/suite/level1/108_softmax_temperature.py"):
+    for path in (ROOT / "src/kerneljudge/data/problems/level1/47_sum_dim.py", FIXTURES / "problems" / "row_sum.py",
+                 ROOT / "src/kerneljudge/data/problems/level1/108_softmax_temperature.py"):
         problem = read_problem(path)
         plan = S.resolve(problem, shape_cache, use_cache=False)
         assert plan.source == {"small": "metadata", "held_out": "metadata", "held_out_small": "metadata"}

@@ -9,9 +9,9 @@ import sys
 import sysconfig
 import pytest
 
-from kerneljudge.harness import slim_headers
-from kerneljudge.harness.build_worker import build_with_fallback, lighter_requests
-from kerneljudge.harness.lean_headers import lean
+from kerneljudge.judging.build import slim_headers
+from kerneljudge.judging.build.compile_worker import build_with_fallback, lighter_requests
+from kerneljudge.judging.build.lean_headers import lean
 
 from .test_lean_headers import FakeTorch
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kerneljudge.execute import speed_of_light as S
-from kerneljudge.problem import read_problem
+from kerneljudge.judging import speed_of_light as S
+from kerneljudge.core.problem import read_problem
 from kerneljudge.suite import catalog, sol
 
 H200_ENV = {"device_name": "NVIDIA H200", "l2_bytes": 50 << 20}
@@ -131,7 +131,7 @@ class _Reference:
 
 def _context(stem: str, device: str = "cuda"):
     from kerneljudge import JudgeOptions
-    from kerneljudge.execute import context, work_audit
+    from kerneljudge.judging import context, work_audit
 
     return work_audit, context.Context(_suite(stem), JudgeOptions(device=device), device, _Reference(), False, {})
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.problem import ProblemError, read_problem
+from kerneljudge.core.problem import ProblemError, read_problem
 from kerneljudge.suite import catalog, sol
-from kerneljudge.suite.commands import register
+from kerneljudge.cli.suite import register
 from kerneljudge.suite.lint import LintWorker, lint_many, lint_problem, slowest
 
 HEADER = "import torch\nimport torch.nn as nn\n"

@@ -5,8 +5,9 @@ import types
 
 import torch
 
-from kerneljudge.harness import loading, numerics, reduced_precision, tf32_floor
-from kerneljudge.harness.compare import compare_outputs
+from kerneljudge.worker import loading, tf32_floor
+from kerneljudge.numerics import classes as numerics, reduced_precision
+from kerneljudge.numerics.compare import compare_outputs
 
 
 class Router(torch.nn.Module):

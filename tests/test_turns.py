@@ -7,10 +7,10 @@ import time
 
 from .conftest import FIXTURES, wait_for
 
-from kerneljudge.execute.pool import JudgePool
-from kerneljudge.execute.turns import DeviceTurns, Hold, checks_at_once
-from kerneljudge.problem import read_problem
-from kerneljudge.types import JudgeOptions
+from kerneljudge.judging.executors.local import JudgePool
+from kerneljudge.judging.turns import DeviceTurns, Hold, checks_at_once
+from kerneljudge.core.problem import read_problem
+from kerneljudge.core.types import JudgeOptions
 
 
 def _start(target) -> threading.Thread:
@@ -196,7 +196,7 @@ def test_at_most_limit_judgements_keep_state_on_the_device():
 
 
 def test_a_large_problem_keeps_the_device_alone_after_its_reference_outputs(cache_dir, monkeypatch):
-    from kerneljudge.execute import turns as turns_module
+    from kerneljudge.judging import turns as turns_module
 
     monkeypatch.setattr(turns_module, "SHARED_OUTPUT_BYTES", 0)    # every problem counts as large
     options = JudgeOptions(device="cpu", policy="lenient", trials=2, time_budget_s=0.2, cache_dir=cache_dir,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.mapping import find_problems, match_solution, pair_solutions
+from kerneljudge.core.mapping import find_problems, match_solution, pair_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 

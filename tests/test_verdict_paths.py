@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kerneljudge import Judge, JudgeOptions
-from kerneljudge.types import BLOCKING_FLAGS
+from kerneljudge.core.types import BLOCKING_FLAGS
 
 from .conftest import FIXTURES, has_cuda
 from .labels import collect

@@ -1,4 +1,4 @@
-"""Solution processes forked from a warm template (execute/warm_start.py, sandbox/template.py).
+"""Solution processes forked from a warm template (judging/warm_start.py, sandbox/template.py).
 
 A fork must look like a cold start to everything around it: its channel, its exit status and signal, its
 output, its process group (kill), its box; it must hold nothing of the template's (no socket to it); and
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.execute import environment, warm_start
-from kerneljudge.execute.child import Child
+from kerneljudge.judging import environment, warm_start
+from kerneljudge.judging.child import Child
 from kerneljudge.sandbox import launch, probe, spec as box_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = r"""
 import json, sys, types
 sys.path.insert(0, sys.argv[1])
-from kerneljudge.harness import work_count
+from kerneljudge.worker import work_count
 problem = types.ModuleType("problem")
 exec('''
 import torch, torch.nn as nn

@@ -145,7 +145,7 @@ def cli(*argv: str) -> int:
     """Run one of the results commands (report, export, compare, import-hf) as the CLI would."""
     import argparse
 
-    from kerneljudge.reporting.commands import register
+    from kerneljudge.cli.results import register
 
     parser = argparse.ArgumentParser(prog="kerneljudge")
     register(parser.add_subparsers(dest="command", required=True))

@@ -11,7 +11,7 @@ import stat
 import sys
 import time
 
-from kerneljudge import channel
+from kerneljudge.core import channel
 
 
 def _descriptors() -> dict[int, str]:

@@ -1,7 +1,7 @@
-"""python -m kerneljudge: the command line (kerneljudge.cli)."""
+"""python -m kerneljudge: the command line (kerneljudge.cli.main)."""
 
 import sys
 
-from .cli import main
+from kerneljudge.cli.main import main
 
 sys.exit(main())

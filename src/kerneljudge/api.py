@@ -6,10 +6,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from .execute import environment
-from .execute.evaluate import evaluate, make_slots
-from .problem import Problem, read_problem
-from .types import JudgeOptions, Verdict
+from kerneljudge.judging import environment
+from kerneljudge.judging.evaluate import evaluate, make_slots
+from kerneljudge.core.problem import Problem, read_problem
+from kerneljudge.core.types import JudgeOptions, Verdict
 
 
 class Judge:

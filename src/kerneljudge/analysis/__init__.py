@@ -12,14 +12,14 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .. import pyast
-from .backend import detect_backend, detect_from_index
-from .compute import ComputeRules
-from .cxx_scan import looks_like_cxx, scan_sources
-from .findings import POLICIES, RULES, Finding, Hit, check_policy, resolve
-from .program import Program
-from .python_ast import Index
-from .safety import SafetyRules
+from kerneljudge.core import pyast
+from kerneljudge.analysis.backend import detect_backend, detect_from_index
+from kerneljudge.analysis.compute import ComputeRules
+from kerneljudge.analysis.cxx_scan import looks_like_cxx, scan_sources
+from kerneljudge.analysis.findings import POLICIES, RULES, Finding, Hit, check_policy, resolve
+from kerneljudge.analysis.program import Program
+from kerneljudge.analysis.python_ast import Index
+from kerneljudge.analysis.safety import SafetyRules
 
 __all__ = ["analyze", "detect_backend", "Finding", "POLICIES", "RULES"]
 BACKENDS = ("cuda", "triton", "cpp", "torch")

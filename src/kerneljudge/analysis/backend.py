@@ -12,8 +12,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .. import pyast
-from .python_ast import Index, const_str, tail_name
+from kerneljudge.core import pyast
+from kerneljudge.analysis.python_ast import Index, const_str, tail_name
 
 # load_inline(name, cpp_sources, cuda_sources=None, functions=None, ...): positional slots
 _INLINE_SLOTS = {"cpp_sources": 1, "cuda_sources": 2}

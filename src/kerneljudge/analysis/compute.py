@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .findings import Hit
-from .program import Program
-from .python_ast import short
-from .tensor_scope import SCALAR_BUILTINS, TensorScope
-from .torch_names import (
+from kerneljudge.analysis.findings import Hit
+from kerneljudge.analysis.program import Program
+from kerneljudge.analysis.python_ast import short
+from kerneljudge.analysis.tensor_scope import SCALAR_BUILTINS, TensorScope
+from kerneljudge.analysis.torch_names import (
     ALLOWED_METHODS, AMBIGUOUS_METHODS, COMPUTE_METHODS, NON_TENSOR_ATTRS, OPERATOR_COMPUTE, TENSOR_CODEGEN_NOTE,
     TORCH_CODEGEN, nn_is_compute, nn_module_class, torch_call_is_compute, torch_reference_is_compute,
 )

@@ -11,10 +11,10 @@ import re
 from bisect import bisect_right
 from typing import Optional
 
-from .cxx_tokens import Source, closure, is_ident
-from .findings import Hit
-from .python_ast import Segments, line_at, segments_text
-from .safety import SENSITIVE_ENV
+from kerneljudge.analysis.cxx_tokens import Source, closure, is_ident
+from kerneljudge.analysis.findings import Hit
+from kerneljudge.analysis.python_ast import Segments, line_at, segments_text
+from kerneljudge.analysis.safety import SENSITIVE_ENV
 CXX_MARKERS = ("#include", "__global__", "PYBIND11_MODULE", "TORCH_LIBRARY", "torch::Tensor", "at::Tensor")
 
 # namespaces under at::/torch:: whose functions are library compute

@@ -2,7 +2,7 @@
 allocate or copy (threat C3: a decoy kernel runs while a library does the real work).
 
 Runs in the judge's (trusted) process on plain data: the solution's source text (never executed) and the
-rows `harness/profiling.py` sent back from the solution's child. Every kernel or op gets one class:
+rows `worker/profiling.py` sent back from the solution's child. Every kernel or op gets one class:
 
   custom            the solution's own kernels: `__global__` functions and other C++ functions in its
                     embedded sources, `@triton.jit` functions, functions `load_inline` exports, ops it
@@ -34,11 +34,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from .. import pyast
-from .backend import find_builds, jit_functions
-from .cxx_scan import looks_like_cxx
-from .cxx_tokens import Source, is_ident
-from .python_ast import Index, segments_text
+from kerneljudge.core import pyast
+from kerneljudge.analysis.backend import find_builds, jit_functions
+from kerneljudge.analysis.cxx_scan import looks_like_cxx
+from kerneljudge.analysis.cxx_tokens import Source, is_ident
+from kerneljudge.analysis.python_ast import Index, segments_text
 
 CLASSES = ("custom", "library_compute", "allowed", "other")
 
@@ -323,7 +323,7 @@ def _display(name: str) -> str:
 
 
 def classify(profile: Mapping[str, Any], custom: Iterable[str] = (), libraries: Iterable[str] = ()) -> Summary:
-    """Classify the rows of a child's profile (see harness/profiling.py for the format). Raises ProfileError
+    """Classify the rows of a child's profile (see worker/profiling.py for the format). Raises ProfileError
     when the data is malformed (it came from the solution's process)."""
     if not isinstance(profile, Mapping):
         raise ProfileError("the profile is not an object")

@@ -9,9 +9,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from .backend import build_kind, find_builds, jit_functions
-from .python_ast import Index, const_str
-from .torch_names import ATEN_LIKE_OPS, NN_CONTAINERS, nn_is_compute, nn_module_class, torch_call_returns_tensor
+from kerneljudge.analysis.backend import build_kind, find_builds, jit_functions
+from kerneljudge.analysis.python_ast import Index, const_str
+from kerneljudge.analysis.torch_names import ATEN_LIKE_OPS, NN_CONTAINERS, nn_is_compute, nn_module_class, torch_call_returns_tensor
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 ENTRY_METHODS = ("forward", "__call__")

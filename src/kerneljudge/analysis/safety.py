@@ -11,8 +11,8 @@ import ast
 import re
 import sys
 
-from .findings import Hit
-from .python_ast import Index, const_str, short
+from kerneljudge.analysis.findings import Hit
+from kerneljudge.analysis.python_ast import Index, const_str, short
 
 TIMER_NAMES = frozenset({
     "synchronize", "Event", "record", "elapsed_time", "query", "wait", "current_stream", "default_stream",

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .program import Program
-from .python_ast import short
-from .torch_names import (
+from kerneljudge.analysis.program import Program
+from kerneljudge.analysis.python_ast import short
+from kerneljudge.analysis.torch_names import (
     NON_TENSOR_METHODS, TENSOR_ATTRS, TENSOR_HINTS, nn_is_compute, nn_module_class, torch_call_returns_tensor,
 )
 

@@ -16,7 +16,7 @@ as a "stopped" event with the problem outcome.
 Generation and judging overlap: every trajectory is an asyncio task; requests go out through the
 provider (its own concurrency limit and retries); extracted solutions are queued to `judge_workers`
 daemon threads sharing one Judge session (one trusted reference process, one device: builds may overlap,
-device use takes turns in the judge (execute/turns.py)). Rows are appended to verdicts.jsonl as items finish;
+device use takes turns in the judge (judging/turns.py)). Rows are appended to verdicts.jsonl as items finish;
 a re-run with the same folder skips every (problem, sample, turn) already there, continues unfinished
 trajectories from their last row, and hits the provider's disk cache for replies already received.
 The run folder layout is in runfolder.py.
@@ -35,15 +35,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..problem import Problem, ProblemError
-from ..types import JudgeOptions
-from .extract import extract_solution
-from .prompting import (
+from kerneljudge.core.problem import Problem, ProblemError
+from kerneljudge.core.types import JudgeOptions
+from kerneljudge.generate.extract import extract_solution
+from kerneljudge.generate.prompting import (
     BACKENDS, build_messages, build_refinement_messages, feedback_from_verdict, feedback_no_code, held_out_shapes,
 )
-from .bench_parts import BenchError, JudgeWorkers, describe, hardware_block, select_problems, stems_for
-from .providers import ProviderConfigError, ProviderError, ProviderRequestError
-from .runfolder import FORMAT, RunFolder, item_key, item_name, now, safe_url
+from kerneljudge.generate.bench_parts import BenchError, JudgeWorkers, describe, hardware_block, select_problems, stems_for
+from kerneljudge.generate.providers.base import ProviderConfigError, ProviderError, ProviderRequestError
+from kerneljudge.generate.runfolder import FORMAT, RunFolder, item_key, item_name, now, safe_url
 
 FATAL_STATUS = (401, 403, 404)      # a request error with one of these ends the whole run
 IDENTITY = ("model", "backend", "shots", "temperature", "max_tokens", "seed", "precision", "policy", "device",
@@ -119,7 +119,7 @@ class Bench:
         self.say = say
         self.folder = RunFolder(settings.out)
         self._validate()
-        from ..execute.environment import resolve_device
+        from kerneljudge.judging.environment import resolve_device
 
         self.device = resolve_device(settings.device)
         self.backend = settings.backend or ("cuda" if self.device == "cuda" else "triton")
@@ -164,7 +164,7 @@ class Bench:
                 "policy": self.s.policy, "device": self.device, "hardware": self.hardware}
 
     def config(self, previous: Mapping[str, Any] | None) -> dict[str, Any]:
-        from .. import __version__
+        from kerneljudge import __version__
 
         known = {p["id"]: p for p in (previous or {}).get("problems") or [] if isinstance(p, Mapping) and "id" in p}
         for p in self.problems:
@@ -213,7 +213,7 @@ class Bench:
     # -- provider
 
     def make_provider(self):
-        from .providers import get_provider, load_provider_class, parse_spec
+        from kerneljudge.generate.providers.base import get_provider, load_provider_class, parse_spec
 
         name, _ = parse_spec(self.s.model)
         cls = load_provider_class(name)
@@ -230,7 +230,7 @@ class Bench:
     # -- the run
 
     def run(self) -> BenchResult:
-        from ..api import Judge
+        from kerneljudge.api import Judge
 
         started = time.monotonic()
         options = JudgeOptions(device=self.device, precision=self.s.precision, policy=self.s.policy,
@@ -238,7 +238,7 @@ class Bench:
                                build_timeout_s=self.s.build_timeout, timing=self.s.timing, threads=self.s.threads,
                                cache_dir=self.s.cache_dir)
         judge = Judge(options)     # its reference process starts now, beside the first model replies
-        if "MAX_JOBS" not in os.environ:   # parallel builds share the cores (as execute/batch.py does)
+        if "MAX_JOBS" not in os.environ:   # parallel builds share the cores (as judging/batch.py does)
             judge.slot.env["MAX_JOBS"] = str(max(1, (os.cpu_count() or 1) // self.judge_workers))
         workers = JudgeWorkers(judge, self.judge_workers)
         try:

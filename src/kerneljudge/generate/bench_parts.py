@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..problem import Problem
+from kerneljudge.core.problem import Problem
 
 
 class BenchError(RuntimeError):
@@ -30,11 +30,11 @@ def select_problems(source: str, level: int | None = None, ids: list[str] | None
                     limit: int | None = None) -> list[Problem]:
     """The problems of a run: the bundled suite ("suite") or a folder, filtered by level, ids and limit."""
     if source == "suite":
-        from ..suite.catalog import list_problems
+        from kerneljudge.suite.catalog import list_problems
 
         problems = list_problems(level)
     else:
-        from ..mapping import find_problems
+        from kerneljudge.core.mapping import find_problems
 
         problems = find_problems(source)
         if level is not None:
@@ -126,8 +126,8 @@ def hardware_block(choice: str, device: str, backend: str, device_name: Callable
     this process never opens a CUDA context of its own)."""
     if choice == "none" or backend == "cpp" or (choice == "auto" and device != "cuda"):
         return None
-    from ..suite.sol import H200
-    from .prompting import H200_EXTRA, hardware_from_spec
+    from kerneljudge.suite.sol import H200
+    from kerneljudge.generate.prompting import H200_EXTRA, hardware_from_spec
 
     if choice == "h200" or "H200" in device_name().upper():
         return hardware_from_spec(H200, **H200_EXTRA)

@@ -34,7 +34,7 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from .. import pyast
+from kerneljudge.core import pyast
 
 OUTCOMES = ("ok", "no_code")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "python2", "pycon"})
@@ -183,7 +183,7 @@ def _top_bound(tree: ast.Module) -> set[str]:
 
 def _detect_backend(code: str) -> Optional[str]:
     try:
-        from ..analysis import detect_backend
+        from kerneljudge.analysis import detect_backend
     except Exception:  # pragma: no cover - the analysis package is part of kerneljudge
         return None
     try:

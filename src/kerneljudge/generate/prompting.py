@@ -26,11 +26,11 @@ import math
 import re
 import string
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .. import pyast
-from ..problem import METADATA_NAMES, ProblemError
+from kerneljudge.core import pyast
+from kerneljudge.core.paths import prompts_root
+from kerneljudge.core.problem import METADATA_NAMES, ProblemError
 
 BACKENDS = ("cuda", "triton", "cpp")
 BACKEND_NAMES = {"cuda": "CUDA", "triton": "Triton", "cpp": "C++ (CPU)"}
@@ -74,7 +74,7 @@ _HARDWARE_FIELDS = (
 @lru_cache(maxsize=None)
 def template(name: str) -> str:
     """The text of one template file (trailing whitespace removed)."""
-    return (resources.files(__package__) / "prompts" / name).read_text(encoding="utf-8").rstrip()
+    return (prompts_root() / name).read_text(encoding="utf-8").rstrip()
 
 
 def render(name: str, **values: Any) -> str:
@@ -84,7 +84,7 @@ def render(name: str, **values: Any) -> str:
 
 @lru_cache(maxsize=None)
 def _example_file(folder: str, stem: str) -> str:
-    return (resources.files(__package__) / "prompts" / "examples" / folder / f"{stem}.py").read_text(encoding="utf-8")
+    return (prompts_root() / "examples" / folder / f"{stem}.py").read_text(encoding="utf-8")
 
 
 def shot_examples(backend: str) -> list[tuple[str, str]]:

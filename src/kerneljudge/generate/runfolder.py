@@ -8,7 +8,7 @@
       events.jsonl       the timeline: start, reply, verdict, stopped, error, interrupted, end
       verdicts.jsonl     one row per finished (problem, sample, turn): the verdict dict plus run fields
       summary.json       score.summary() of verdicts.jsonl, rewritten at the end of every bench run
-      cache/             the provider's disk cache (generate/cache.py): re-runs never re-query
+      cache/             the provider's disk cache (generate/providers/cache.py): re-runs never re-query
 
 <item> is ``<problem stem>__s<S>_t<T>`` with 0-based sample S and turn T (turn 0 is the first attempt,
 turn t the attempt after t rounds of feedback), as score.py numbers them. A problem stem shared by two
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from .cache import write_json_atomic
-from ..jsonl import read_objects as read_jsonl
+from kerneljudge.generate.providers.cache import write_json_atomic
+from kerneljudge.core.jsonl import read_objects as read_jsonl
 
 CONFIG = "config.json"
 VERDICTS = "verdicts.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .probing import describe, probe
+from kerneljudge.sandbox.probing import describe, probe
 
 report = probe()
 print(describe(report))

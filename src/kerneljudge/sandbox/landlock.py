@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from .spec import BoxSpec
+from kerneljudge.sandbox.spec import BoxSpec
 
 # landlock_create_ruleset, landlock_add_rule, landlock_restrict_self: one number on every architecture
 _CREATE, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -156,7 +156,7 @@ def restrict(spec: BoxSpec, network: bool = True) -> Outcome:
 
     no_new_privs is set first (Landlock requires it of an unprivileged process). `network` also refuses
     TCP bind and connect where the ABI allows it, a second wall behind the network namespace."""
-    from . import namespaces
+    from kerneljudge.sandbox import namespaces
 
     abi = abi_version()
     if abi <= 0:

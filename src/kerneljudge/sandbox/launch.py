@@ -36,8 +36,8 @@ import struct
 import sys
 from typing import Any
 
-from . import landlock, namespaces
-from .spec import BoxSpec
+from kerneljudge.sandbox import landlock, namespaces
+from kerneljudge.sandbox.spec import BoxSpec
 
 LAYERS = ("userns", "netns", "pidns", "landlock", "no_new_privs")
 REFUSED_EXIT = 126

@@ -49,9 +49,9 @@ def describe(report: SandboxReport | None = None) -> str:
 @functools.lru_cache(maxsize=1)
 def probe() -> SandboxReport:
     """Start one boxed child and report what it could and could not do. Cached for the process."""
-    from . import landlock, launch, namespaces
-    from .spec import BoxSpec, boxed_env, default_execute_paths, default_list_paths, default_read_paths
-    from .spec import device_paths, prepare_scratch
+    from kerneljudge.sandbox import landlock, launch, namespaces
+    from kerneljudge.sandbox.spec import BoxSpec, boxed_env, default_execute_paths, default_list_paths, default_read_paths
+    from kerneljudge.sandbox.spec import device_paths, prepare_scratch
 
     with tempfile.TemporaryDirectory(prefix="kj-probe-") as root:
         scratch, outside = os.path.join(root, "scratch"), os.path.join(root, "outside")
@@ -80,7 +80,7 @@ def probe() -> SandboxReport:
 
 
 def _python_env() -> dict[str, str]:
-    from .spec import package_folder
+    from kerneljudge.sandbox.spec import package_folder
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELJUDGE_")}
     parent = os.path.dirname(package_folder())
@@ -118,7 +118,7 @@ def _child(parent: dict[str, Any]) -> dict[str, Any]:
     """Runs inside the box: measure each layer."""
     import socket
 
-    from . import landlock, namespaces
+    from kerneljudge.sandbox import landlock, namespaces
 
     mine, theirs = namespaces.namespace_ids(), parent["ns"]
     checks: dict[str, tuple[bool, str]] = {}

@@ -65,7 +65,7 @@ def _contains(parent: str, child: str) -> bool:
 
 def hidden_paths(extra: Iterable[str] = ()) -> list[str]:
     """Folders a boxed process must never see; a candidate read path holding one of them is dropped."""
-    from ..execute import environment
+    from kerneljudge.judging import environment
 
     paths = [os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", environment.default_cache_dir()]
     return [os.path.abspath(p) for p in [*paths, *extra] if p]

@@ -2,7 +2,7 @@
 
     python -m kerneljudge.sandbox.template SOCKET_FD
 
-Started by the judge (execute/warm_start.py) with the environment its solution processes would start with;
+Started by the judge (judging/warm_start.py) with the environment its solution processes would start with;
 it talks only over the socket it inherited (a socketpair: no other process can reach it). It never imports a
 solution, never runs a model and never initialises CUDA (a fork after that would break CUDA in the child):
 after its imports it says whether the CUDA driver library got loaded anyway, and the judge does not use a
@@ -38,7 +38,7 @@ FDS_PER_REQUEST = 4
 def _preload() -> list[str]:
     """Import what every solution process imports; the names of what could be imported."""
     loaded = []
-    for name in ("numpy", "torch", "triton", "triton.language", "kerneljudge.channel",
+    for name in ("numpy", "torch", "triton", "triton.language", "kerneljudge.core.channel",
                  "kerneljudge.sandbox.launch", "kerneljudge.sandbox.landlock"):
         try:
             __import__(name)

@@ -3,6 +3,6 @@ held-out shape far below the benchmark size for every problem (threat B13).
 
 scan.py reads a problem's constants from its text, roles.py decides which are sizes, derive.py proposes
 candidate shapes, far_below.py searches the far-below one with a probe it is given (all pure, no torch);
-harness/shape_worker.py checks them by running the reference in a child process, and execute/shapes.py
+worker/shapes.py checks them by running the reference in a child process, and judging/shapes.py
 (resolve) puts it together into a cached ShapePlan (plan.py).
 """

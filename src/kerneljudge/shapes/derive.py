@@ -36,8 +36,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from . import roles as R
-from .scan import Scan, is_int, recompute
+from kerneljudge.shapes import roles as R
+from kerneljudge.shapes.scan import Scan, is_int, recompute
 
 # Budgets of the small preset (CPU, one thread). Bytes as the inputs are created (fp32 for floats).
 SMALL_INPUT_BYTES = 1 << 20          # each input tensor: 1 MiB (262144 fp32 elements)

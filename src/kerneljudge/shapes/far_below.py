@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from . import derive
+from kerneljudge.shapes import derive
 
 Probe = Callable[..., dict[str, Any]]    # probe(overrides, unknown_ok=..., flops=..., values=...) -> result
 Listed = tuple[dict[str, Any], int | None, str]   # (overrides, input elements or None, source)

@@ -36,7 +36,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .scan import Constant, Scan, is_int
+from kerneljudge.shapes.scan import Constant, Scan, is_int
 
 BATCH = "batch"
 FEATURE = "feature"

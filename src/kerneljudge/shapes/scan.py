@@ -17,7 +17,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import pyast
+from kerneljudge.core import pyast
 
 AXIS_KEYWORDS = frozenset({"dim", "axis", "dims", "start_dim", "end_dim"})
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,

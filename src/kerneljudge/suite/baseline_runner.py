@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-from .. import channel
-from ..execute import environment
-from ..execute.child import Child
-from ..harness.device_lock import lock_path
-from ..jsonl import read_objects as read_rows
-from ..problem import Problem
+from kerneljudge.core import channel
+from kerneljudge.judging import environment
+from kerneljudge.judging.child import Child
+from kerneljudge.core.device_lock import lock_path
+from kerneljudge.core.jsonl import read_objects as read_rows
+from kerneljudge.core.problem import Problem
 
-WORKER_MODULE = "kerneljudge.harness.baseline_worker"
+WORKER_MODULE = "kerneljudge.worker.baseline"
 MODES = ("eager", "compile")
 HELLO_TIMEOUT_S = 300.0
 START_FAILURES = 3   # a worker slot that cannot start its process this many times in a row gives up

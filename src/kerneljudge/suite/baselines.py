@@ -1,7 +1,7 @@
 """Packaged reference baselines (eager and torch.compile times on the H200) and the report that makes them.
 
 scripts/baselines.py measures (one JSON line per problem and mode); scripts/baselines_report.py turns the
-lines into the data file shipped here (suite/data/baselines_h200.json) with build_data(), and into a
+lines into the data file shipped here (data/suite/baselines_h200.json) with build_data(), and into a
 markdown summary with summary_markdown(). `kerneljudge score --baseline compile` reads the packaged file
 through baseline_table(). Everything here is plain data: no torch, no problem code.
 
@@ -19,9 +19,10 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .baseline_runner import row_status
+from kerneljudge.core.paths import suite_tables_root
+from kerneljudge.suite.baseline_runner import row_status
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = suite_tables_root()
 PACKAGED = DATA_DIR / "baselines_h200.json"
 FORMAT = 1
 
@@ -192,7 +193,7 @@ def build_data(rows: Iterable[Mapping[str, Any]], sol: Mapping[str, Mapping[str,
     data = {
         "format": FORMAT, "machine": _machine(rows), "dates": [dates[0], dates[-1]] if dates else [],
         "device": device, "preset": preset, "precision": precision,
-        "timing": "kerneljudge.harness.reference_worker.time_locally (the judge's method: fresh inputs per call, "
+        "timing": "kerneljudge.worker.reference.time_locally (the judge's method: fresh inputs per call, "
                   + ("L2 flushed, CUDA events" if device == "cuda" else "host clock")
                   + ", adaptive warm-up and stopping), budget "
                   + ", ".join(f"{b:g}" for b in budgets) + " s per problem and mode; torch.compile default mode, "

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from ..problem import Problem, read_problem
+from kerneljudge.core.paths import problems_root
+from kerneljudge.core.problem import Problem, read_problem
 
 HF_LEVEL = 4   # level 4 wraps Hugging Face models and needs the optional transformers package
 
 
 def suite_root() -> Path:
-    """The folder holding level1/ .. level4/ (package data of kerneljudge.suite)."""
-    return Path(str(resources.files("kerneljudge") / "suite"))
+    """The folder holding level1/ .. level4/ (package data, kerneljudge/data/problems)."""
+    return problems_root()
 
 
 def transformers_available() -> bool:

@@ -1,6 +1,6 @@
 """Suite lint, parent side: is each problem a usable judging target?
 
-Problem code never runs here: a `kerneljudge.harness.lint_worker` child process runs it on the CPU (one
+Problem code never runs here: a `kerneljudge.worker.lint` child process runs it on the CPU (one
 thread) and answers on a private channel. `lint_many` keeps one worker for many problems and starts a
 fresh one after a crash or a timeout; a crash or a timeout is itself a finding (degenerate, with a reason).
 
@@ -8,7 +8,7 @@ A result is a dict:
     {"problem": id, "path": ..., "preset": "small", "degenerate": bool, "reasons": [...],
      "checks": {name: bool}, "skipped": [...], "seconds": float}
 plus "info" (input/output shapes, fp16/bf16 distance from fp32, a traceback) and "notes" when there is
-something to say. The checks (see harness/lint_worker.py): runs, output_acceptable, init_deterministic,
+something to say. The checks (see worker/lint.py): runs, output_acceptable, init_deterministic,
 deterministic, finite_fp32, inputs_unchanged, depends_on_inputs, depends_on_each_input, depends_on_init,
 not_passthrough, zero_output_fails, constant_output_fails, finite_fp16, finite_bf16. A check that does not
 apply (no parameters, a single input) is left out of "checks" and named in "skipped".
@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-from ..execute import environment
-from ..execute.child import Child
-from ..problem import Problem, ProblemError, read_problem
+from kerneljudge.judging import environment
+from kerneljudge.judging.child import Child
+from kerneljudge.core.problem import Problem, ProblemError, read_problem
 
-WORKER_MODULE = "kerneljudge.harness.lint_worker"
+WORKER_MODULE = "kerneljudge.worker.lint"
 START_TIMEOUT_S = 120.0   # importing torch in a cold child can take a while on a loaded machine
 
 
@@ -56,7 +56,7 @@ class LintWorker:
         return self._exchange({**header, "threads": self.threads}, timeout_s, "working")
 
     def _exchange(self, header: dict[str, Any], timeout_s: float, doing: str) -> dict[str, Any]:
-        from .. import channel
+        from kerneljudge.core import channel
 
         child = self._child
         assert child is not None

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-from ..problem import Problem, ProblemError, read_problem
-from .lint import LintWorker, WorkerFailure
+from kerneljudge.core.paths import suite_tables_root
+from kerneljudge.core.problem import Problem, ProblemError, read_problem
+from kerneljudge.suite.lint import LintWorker, WorkerFailure
 
 COUNT_VERSION = 4   # bump when the counting changes, to invalidate cached counts
-PACKAGED_COUNTS = Path(__file__).parent / "data" / "sol_counts.json"
+PACKAGED_COUNTS = suite_tables_root() / "sol_counts.json"
 FLOAT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 
 
@@ -54,7 +55,7 @@ class GpuSpec:
 
 
 CEILING_FIELDS = ("memory_bandwidth", "fp32_flops", "tf32_flops", "bf16_flops", "fp16_flops")
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = suite_tables_root()
 H200_CEILINGS = DATA_DIR / "h200_ceilings.json"   # written by scripts/ceilings.py --install
 
 # NVIDIA's H200 SXM datasheet, dense (no sparsity) tensor-core rates. A ceiling that was not measured

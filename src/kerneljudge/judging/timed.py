@@ -1,0 +1,244 @@
+"""Timing: the reference and the solution in interleaved rounds on the same device, and two clocks.
+
+End-to-end clock (the default speedup, as in KernelBench): each call with fresh inputs, L2 flushed, the
+window closed only once the whole device is idle (worker/timing.py). The reference is timed in the trusted
+reference process and the solution in its own, in alternating rounds (reference, solution, reference, ...)
+within this judge run, so both medians are taken under the same load; the speedup divides them. A
+tf32-class solution is compared with the reference re-timed with TF32 allowed (a third series in the same
+rounds), so reduced precision buys no free speedup; the verdict keeps both speedups. The reference-time
+cache only sizes the rounds, unless the user asks to reuse it (flag `reference_time_reused`).
+
+Device clock (`speedup_device`): launch overhead removed, by CUDA-graph replays where capture works and the
+profiler's device time where it does not (worker/device_clock.py), taken last so that nothing it does to the
+solution's process can change the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from typing import Any
+
+from kerneljudge.numerics import error_classes
+from kerneljudge.core import sampling
+from kerneljudge.judging.context import Context, Outcome
+from kerneljudge.judging.reference import ReferenceError
+
+ROUND_TARGET_MS = 50.0      # a round of calls on each side lasts about this long
+MIN_ROUND, MAX_ROUND = 3, 25
+DEVICE_BUDGET_FRACTION = 0.25  # of the timing budget, for each side's device-clock replays
+
+
+def time_interleaved(ctx: Context, plan: sampling.SamplingPlan, check_seeds: dict[int, int],
+                     check_index: dict[int, int], result: dict[str, Any]) -> None:
+    opts, problem = ctx.options, ctx.problem
+    arithmetics = ["fp32"] + (["tf32"] if reduced_precision(ctx) else [])
+    reused = {a: c for a in arithmetics if opts.reuse_reference_times
+              and (c := ctx.reference.cached_timing(problem.sha256, ctx.preset, tf32=a == "tf32")) is not None}
+    if reused:
+        ctx.flags.add("reference_time_reused")
+    series = {a: _Series() for a in arithmetics if a not in reused}
+    for arith, s in series.items():
+        with ctx.phase("reference_timing"):
+            s.warm = _reference_round(ctx, arith, warm=True)["warm"]
+    sol = _Series()
+    with ctx.phase("solution_timing"):
+        started = time.monotonic()
+        while not plan.warm(sol.warm, time.monotonic() - started):
+            sol.warm.append(_timed_call(ctx, secrets.randbits(62))[0])
+    size = _round_size([s.estimate() for s in series.values()] + [sol.estimate()]
+                       + [float(c["median_ms"]) for c in reused.values()])
+    rounds = 0
+    while True:
+        rounds += 1
+        for arith, s in series.items():
+            with ctx.phase("reference_timing"):
+                began = time.monotonic()
+                got = _reference_round(ctx, arith, calls=size)
+                s.add(got, time.monotonic() - began)
+        with ctx.phase("solution_timing"):
+            _solution_round(ctx, sol, size, check_seeds, check_index)
+        sides = [*series.values(), sol]
+        if plan.done_together([s.samples for s in sides], sum(s.elapsed for s in sides)) \
+                and len(sol.samples) > max(check_seeds, default=-1):
+            break
+    sol_stats = sol.stats()
+    ref = {a: {**s.stats(), "overhead_ms": sampling.median_ci(s.overheads)[0], "cached": False}
+           for a, s in series.items()}
+    for arith, stats in ref.items():
+        ctx.reference.store_timing(problem.sha256, ctx.preset, stats, tf32=arith == "tf32")
+    ref.update({a: {**c, "cached": True} for a, c in reused.items()})
+    _cross_check(ctx, sol_stats, ref["fp32"], sol.gaps)
+    used = "tf32" if "tf32" in ref else "fp32"
+    sol_ms, ref_ms, fp32_ms = sol_stats["median_ms"], ref[used]["median_ms"], ref["fp32"]["median_ms"]
+    result.update(ref_ms=ref_ms, sol_ms=sol_ms, ref_fp32_ms=fp32_ms, sol_timing=sol_stats,
+                  ref_timing={**ref[used], "arithmetic": used, "interleaved_rounds": rounds, "calls_per_round": size})
+    result["speedup_end_to_end"] = _ratio(ref_ms, sol_ms)
+    # the speedup's interval from the two medians' 95% intervals (each side's worst case against the other's)
+    result["speedup_ci95"] = [_ratio(ref[used]["ci95_low_ms"], sol_stats["ci95_high_ms"]),
+                              _ratio(ref[used]["ci95_high_ms"], sol_stats["ci95_low_ms"])]
+    result["speedup_vs_fp32_reference"] = _ratio(fp32_ms, sol_ms)
+    if result["speedup_end_to_end"] > opts.speedup_review_threshold:
+        ctx.flags.add("suspicious_speedup")  # the speed-of-light check may clear it (work_audit)
+
+
+def reduced_precision(ctx: Context) -> bool:
+    """A tf32-class output on a GPU: its reference is re-timed with TF32 allowed (the CPU has no TF32)."""
+    return ctx.device == "cuda" and (ctx.numerics or {}).get("class") == "tf32"
+
+
+class _Series:
+    """The samples of one timed side (the reference at one arithmetic, or the solution)."""
+
+    def __init__(self) -> None:
+        self.warm: list[float] = []
+        self.samples: list[float] = []
+        self.clocks: list[str] = []
+        self.overheads: list[float] = []
+        self.gaps: list[float] = []
+        self.elapsed = 0.0
+
+    def estimate(self) -> float | None:
+        recent = self.warm[-3:]
+        return sorted(recent)[len(recent) // 2] if recent else None
+
+    def add(self, reply: dict[str, Any], elapsed_s: float) -> None:
+        self.samples += [float(x) for x in reply["samples"]]
+        self.clocks += [str(x) for x in reply["clocks"]]
+        self.overheads += [float(x) for x in reply["overheads"]]
+        self.elapsed += elapsed_s
+
+    def stats(self) -> dict[str, Any]:
+        return sampling.summarize(self.samples, len(self.warm), self.clocks)
+
+
+def _round_size(estimates_ms: list[float | None]) -> int:
+    known = [e for e in estimates_ms if e is not None and e > 0]
+    if not known:
+        return MIN_ROUND
+    return max(MIN_ROUND, min(MAX_ROUND, int(ROUND_TARGET_MS / max(known))))
+
+
+def _reference_round(ctx: Context, arithmetic: str, *, calls: int = 0, warm: bool = False) -> dict[str, Any]:
+    with ctx.judges_time():   # the reference's rounds are not the solution's run time
+        return ctx.reference.time_round(ctx.problem.path, ctx.preset, ctx.init_seed, calls=calls, warm=warm,
+                                        tf32=arithmetic == "tf32", budget_s=ctx.options.time_budget_s)
+
+
+def _solution_round(ctx: Context, sol: _Series, size: int, check_seeds: dict[int, int],
+                    check_index: dict[int, int]) -> None:
+    began = time.monotonic()
+    checking_s = 0.0  # re-checking outputs is the judge's cost, not the solution's: kept out of the budget
+    for _ in range(size):
+        i = len(sol.samples)
+        ms, clock, gap = _timed_call(ctx, check_seeds.get(i, secrets.randbits(62)))
+        sol.samples.append(ms)
+        sol.clocks.append(clock)
+        sol.gaps.append(gap)
+        if i in check_index:
+            check_started = time.monotonic()
+            cmp = ctx.compare(check_index[i], ctx.request_output({"cmd": "ship"}))
+            checking_s += time.monotonic() - check_started
+            if not cmp["ok"]:
+                raise Outcome("rejected", f"timed call {i + 1} returned a wrong output ({cmp['reason']}): "
+                              "outputs of timed calls must be as correct as the checked ones",
+                              ("timed_output_mismatch",))
+            found = (cmp.get("detail") or {}).get("numerics")
+            if error_classes.reduced(found) and not error_classes.reduced(ctx.numerics):
+                # reduced precision only while timed: the reference was chosen for the trials' arithmetic
+                raise Outcome("rejected", f"timed call {i + 1} returned an output of the {found.get('class')} "
+                              f"class where the checked calls' were {(ctx.numerics or {}).get('class')}: outputs "
+                              "of timed calls must be as precise as the checked ones", ("timed_output_mismatch",))
+    sol.elapsed += time.monotonic() - began - checking_s
+
+
+def _timed_call(ctx: Context, seed: int) -> tuple[float, str, float]:
+    sent = time.monotonic()
+    reply = ctx.request({"cmd": "timed", "seed": seed})
+    observed_ms = (time.monotonic() - sent) * 1e3
+    try:
+        ms, host_ms = float(reply["ms"]), float(reply["host_ms"])
+        clock = str(reply.get("clock", "host"))
+    except (KeyError, TypeError, ValueError):
+        raise Outcome("rejected", "the solution's process sent a malformed timing reply",
+                      ("protocol_violation",)) from None
+    # the child's own window cannot be longer than the round trip the orchestrator saw, nor negative
+    if not (0 <= ms <= host_ms + 1e-3) or host_ms > observed_ms + 0.5:
+        ctx.flags.add("timing_inconsistent")
+    return ms, clock, observed_ms - ms
+
+
+def _cross_check(ctx: Context, sol_stats: dict[str, Any], ref_stats: dict[str, Any], gaps: list[float]) -> None:
+    """Time the child did not report must be explained by per-call overhead the reference also has."""
+    gap = sampling.median_ci(gaps)[0]
+    # a CPU shares its cores with builds and the orchestrator (a batch builds while it times), so its
+    # round trips stretch more; there is no asynchronous device there to hide work on either
+    gpu = ctx.device == "cuda"
+    allowance = float(ref_stats.get("overhead_ms", 0.0)) + (0.75 if gpu else 5.0) \
+        + (0.5 if gpu else 1.0) * sol_stats["median_ms"]
+    ctx.info["unreported_ms"] = gap
+    if gap > allowance:
+        ctx.flags.add("timing_inconsistent")
+
+
+def device_clock(ctx: Context, result: dict[str, Any]) -> None:
+    """The device-time clock for a correct, timed solution. On the CPU it is the host clock. Never changes the
+    verdict: a solution whose graph cannot be captured is measured by the profiler, and one whose process
+    fails here simply has no device time (unless it broke the protocol, which stays a rejection)."""
+    if ctx.device != "cuda":
+        result.update(sol_device_ms=result.get("sol_ms"), ref_device_ms=result.get("ref_ms"),
+                      speedup_device=result.get("speedup_end_to_end"), device_clock="host")
+        return
+    budget = max(0.1, DEVICE_BUDGET_FRACTION * ctx.options.time_budget_s)
+    seed = secrets.randbits(62)
+    with ctx.phase("device_time"):
+        try:
+            sol = _solution_device_time(ctx, seed, budget)
+        except Outcome as out:
+            if out.verdict == "rejected":
+                raise
+            sol = {"method": None, "median_ms": None, "note": f"{out.verdict}: {out.reason}"[:300]}
+        try:
+            with ctx.judges_time():
+                ref = ctx.reference.device_time(ctx.problem.path, ctx.preset, ctx.init_seed, seed,
+                                                tf32=reduced_precision(ctx), budget_s=budget)
+        except ReferenceError as exc:
+            ref = {"method": None, "median_ms": None, "note": f"the reference failed: {exc}"[:300]}
+    sol_ms, ref_ms = sol.get("median_ms"), ref.get("median_ms")
+    result["sol_timing"] = {**(result.get("sol_timing") or {}), "device": _public(sol)}
+    result["ref_timing"] = {**(result.get("ref_timing") or {}), "device": _public(ref)}
+    if isinstance(sol_ms, (int, float)) and isinstance(ref_ms, (int, float)) and sol_ms > 0:
+        result.update(sol_device_ms=sol_ms, ref_device_ms=ref_ms, speedup_device=ref_ms / sol_ms,
+                      device_clock=sol.get("method"))
+
+
+def _solution_device_time(ctx: Context, seed: int, budget_s: float) -> dict[str, Any]:
+    ctx.expect(ctx.preset, [seed])
+    sent = time.monotonic()
+    reply = ctx.request({"cmd": "device_time", "seed": seed, "budget_s": budget_s})
+    observed_ms = (time.monotonic() - sent) * 1e3
+    if reply.get("method") != "cuda_graph":
+        return reply
+    try:
+        replays_ms, median_ms = float(reply["sum_ms"]), float(reply["median_ms"])
+    except (KeyError, TypeError, ValueError):
+        raise Outcome("rejected", "the solution's process sent a malformed device-time reply",
+                      ("protocol_violation",)) from None
+    if not (0 < median_ms and replays_ms <= observed_ms + 0.5):
+        ctx.flags.add("timing_inconsistent")  # replays cannot have taken longer than the whole round trip
+        return {"method": None, "median_ms": None, "note": "the replay times did not fit the round trip"}
+    cmp = ctx.compare(0, ctx.request_output({"cmd": "ship"}))
+    if cmp["ok"]:
+        return reply
+    # the graph computed something else than the eager calls did: not the solution's fault, not its time
+    fallback = ctx.request({"cmd": "device_time", "seed": seed, "budget_s": budget_s, "method": "profiler"})
+    return {**fallback, "note": f"the graph's output was wrong ({cmp['reason'][:150]}); profiler used"}
+
+
+def _public(stats: dict[str, Any]) -> dict[str, Any]:
+    return {k: stats.get(k) for k in ("method", "median_ms", "ci95_ms", "samples", "note") if k in stats}
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den > 0 else math.inf

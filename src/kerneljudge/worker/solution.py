@@ -1,0 +1,287 @@
+"""Disposable child process that builds and runs one solution.
+
+Everything it reports is checked by the orchestrator where it can be: outputs are compared there, times
+are cross-checked against the orchestrator's own clock and the reference's overhead, and the outputs of
+timed calls are shipped for re-checking on request after the call has returned. Outputs are written to a
+file the orchestrator names (in shared memory) and compared by the trusted reference process. Seeds arrive one call
+at a time, so no future input can be predicted; the expected outputs never enter this process.
+
+    python -m kerneljudge.worker.solution FD_IN FD_OUT
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from typing import Any
+
+import torch
+
+from kerneljudge.core import channel
+from kerneljudge.worker import builds, device_clock, ipc, loading, timing, common as worker
+
+
+class State:
+    device = "cpu"
+    precision = "fp32"
+    problem_path = ""
+    solution_module: Any = None
+    problem: Any = None
+    model: torch.nn.Module | None = None
+    timer: timing.Timer | None = None
+    clocks: dict[str, Any] = {}
+    flags_at_start: dict[str, Any] = {}
+    threads_at_start: set[int] = set()
+    last_output: Any = None
+    previous_inputs: Any = None
+    held_output: Any = None     # an earlier call's output, kept to see whether a later call overwrites it
+    kept_inputs: Any = None     # an earlier call's inputs, rewritten in place for the next call
+    preset: Any = None          # the preset init built the models at
+    reference_model: Any = None  # (init seed, preset, the problem's Model as init built it), for the profile
+
+
+S = State()
+
+
+def _error(fd: int, kind: str, exc: BaseException) -> None:
+    channel.send(fd, {"status": "error", "kind": kind, "message": worker.error_message(exc)})
+
+
+def _integrity_flags() -> list[str]:
+    flags = []
+    if timing.tampered(S.clocks):
+        flags.append("timer_tampered")
+    if worker.global_flags() != S.flags_at_start:
+        flags.append("global_flags_changed")
+    if any(t.is_alive() and t.ident not in S.threads_at_start for t in threading.enumerate()):
+        flags.append("thread_alive")
+    return flags
+
+
+def handle_box(msg: dict[str, Any], fd: int) -> None:
+    """Before any solution code: initialise the device, make the first CUDA IPC export while the box still
+    allows torch's counter file in /dev/shm, then narrow the box (when the launcher left a narrower one
+    pending) and say what the box is. This reply is the last one the solution cannot have influenced."""
+    from kerneljudge.sandbox import landlock, namespaces
+
+    narrowed = None
+    try:
+        if msg.get("device") == "cuda":
+            torch.ones(1, device="cuda")
+            if msg.get("ipc"):
+                try:
+                    ipc.share([torch.zeros(1, device="cuda")])
+                finally:
+                    ipc.release()
+        narrowed = landlock.apply_pending().to_dict()
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+        return
+    record = namespaces.RECORD
+    channel.send(fd, {"status": "ok", "layers": list(record.get("active", [])),
+                      "missing": dict(record.get("missing", {})), "landlock": record.get("landlock"),
+                      "narrowed": narrowed})
+
+
+def _request_build(request: dict[str, Any]) -> str:
+    """The judge's trusted builder compiles the extension and copies it into this process's scratch folder."""
+    answer = worker.ask_judge({"status": "build", "request": request})
+    if answer.get("ok") and isinstance(answer.get("path"), str):
+        return answer["path"]
+    raise builds.BuildFailed(str(answer.get("log", "the judge refused the build")))
+
+
+def handle_load(msg: dict[str, Any], fd: int) -> None:
+    """Build phase: import the solution (load_inline and Triton compiles happen here)."""
+    S.device, S.precision, S.problem_path = msg["device"], msg["precision"], msg["problem_path"]
+    S.flags_at_start = worker.pin_global_flags(S.device, msg.get("threads", 1))
+    S.clocks = timing.clock_identities()
+    S.threads_at_start = {t.ident for t in threading.enumerate()}
+    builds.install(_request_build)
+    environment = worker.environment(S.device)
+    start = time.perf_counter()
+    try:
+        S.solution_module = loading.load_module(msg["solution_path"])
+    except BaseException as exc:  # SystemExit from solution code is a build failure too
+        _error(fd, "build_error", exc)
+        return
+    if not isinstance(getattr(S.solution_module, "ModelNew", None), type):
+        channel.send(fd, {"status": "error", "kind": "build_error",
+                          "message": "the solution defines no class ModelNew"})
+        return
+    channel.send(fd, {"status": "ok", "build_s": time.perf_counter() - start, "environment": environment,
+                      "flags": _integrity_flags()})
+
+
+def handle_init(msg: dict[str, Any], fd: int) -> None:
+    """Construct Model (for its initial weights) and ModelNew for a preset; hand the weights over."""
+    S.model = S.reference_model = None
+    S.last_output = S.previous_inputs = S.held_output = S.kept_inputs = None
+    S.preset = msg.get("preset")
+    try:
+        S.problem = loading.load_module(S.problem_path, msg.get("preset"))
+        init_inputs = loading.make_init_inputs(S.problem, msg["init_seed"])
+        reference = loading.build_model(S.problem.Model, init_inputs, msg["init_seed"], S.device, S.precision)
+    except Exception as exc:
+        _error(fd, "reference_error", exc)
+        return
+    try:
+        init_inputs = loading.make_init_inputs(S.problem, msg["init_seed"])
+        model = loading.build_model(S.solution_module.ModelNew, init_inputs, msg["init_seed"], S.device, S.precision)
+        copied = loading.copy_matching_weights(reference, model)
+    except Exception as exc:
+        kind = "build_error" if "Error building extension" in str(exc) else "runtime_error"
+        _error(fd, kind, exc)
+        return
+    # kept for the profile (handle_profile), which compares its library work with the solution's: built again
+    # there, a model of gigabytes would be drawn on the CPU while the judge holds the device alone
+    S.reference_model = (msg["init_seed"], msg.get("preset"), reference)
+    worker.poison_device_memory(S.device)
+    S.model = model
+    if S.timer is None:
+        S.timer = timing.Timer(S.device)
+    channel.send(fd, {"status": "ok", "copied": copied, "flags": _integrity_flags()})
+
+
+def handle_call(msg: dict[str, Any], fd: int) -> None:
+    """A correctness call: inputs from the seed, output shipped, inputs checked against a pristine copy.
+
+    Outputs belong to the caller, so three options serve the ownership checks: "hold": true keeps this
+    call's output object, which "ship" with "held": true sends again after later calls (an output a later call overwrote
+    is caught); "keep_inputs": true keeps this call's input tensors, and "rewrite": true makes the next call
+    reuse exactly those tensors with the new seed's values copied into them in place (a result computed for
+    the old values, e.g. a stale CUDA graph keyed on the tensor objects, is caught)."""
+    S.last_output = None
+    ipc.release()
+    try:
+        fresh = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
+        inputs = _rewrite_kept_inputs(fresh) if msg.get("rewrite") else fresh
+        pristine = loading.snapshot_inputs(inputs)
+        out = worker.call_model(S.model, inputs, S.device)
+        mutated = not loading.inputs_unchanged(inputs, pristine)
+        flags = _integrity_flags() + (["input_mutated"] if mutated else [])
+        S.last_output = out  # kept so the judge can ask for it again as a file if IPC fails
+        if msg.get("hold"):
+            S.held_output = out
+        if msg.get("keep_inputs"):
+            S.kept_inputs = inputs
+        worker.send_output(fd, out, S.device, msg, {"flags": flags})
+    except loading.OutputError as exc:
+        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+
+
+def _rewrite_kept_inputs(fresh: list[Any]) -> list[Any]:
+    """The kept input objects, with the fresh values written into them (the same tensors, new contents)."""
+    kept = S.kept_inputs if S.kept_inputs is not None else fresh
+    for old, new in zip(kept, fresh):
+        if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and old.shape == new.shape:
+            old.copy_(new)
+    timing.sync(S.device)
+    return kept
+
+
+def handle_timed(msg: dict[str, Any], fd: int) -> None:
+    """One timed call. Fresh values each time, at shifting addresses (a random pad, previous inputs alive)."""
+    ipc.release()
+    try:
+        pad = torch.empty(secrets.randbelow(1 << 22) + 4096, dtype=torch.uint8, device=S.device)
+        inputs = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
+        S.last_output = None
+        out, t = S.timer.time_call(S.model, inputs)
+        loading.flatten_output(out, S.device)  # plain, materialised tensors only
+        S.last_output = out
+        S.previous_inputs = inputs
+        del pad
+        channel.send(fd, {"status": "ok", **t, "flags": _integrity_flags()})
+    except loading.OutputError as exc:
+        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+
+
+def handle_ship(msg: dict[str, Any], fd: int) -> None:
+    """Send the last call's output (with "held": true, the held one), as it is now: after the device went
+    idle, and after any later calls."""
+    try:
+        timing.sync(S.device)
+        worker.send_output(fd, S.held_output if msg.get("held") else S.last_output, S.device, msg)
+    except loading.OutputError as exc:
+        channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+
+
+def handle_profile(msg: dict[str, Any], fd: int) -> None:
+    """Calls under torch's profiler (threat C3): which kernels did the work, as plain data.
+
+    A warm call comes first, so first-call work after a re-init stays out of the profiles. The model is
+    profiled once per seed; then the problem's reference Model, built here from the same init seed, is
+    profiled on the same inputs, so the judge can compare the library work of both under the same profiler.
+    A profiler that fails is reported as `profile_error`; the judge records it and moves on."""
+    from kerneljudge.worker import profiling
+
+    seeds = [int(x) for x in msg["seeds"]]
+    make = lambda seed: loading.make_inputs(S.problem, seed, S.device, S.precision)  # noqa: E731
+    try:
+        worker.call_model(S.model, make(msg["warm_seed"]), S.device)
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+        return
+    try:
+        runs = [profiling.profile_call(S.model, make(seed), S.device) for seed in seeds]
+    except Exception as exc:
+        channel.send(fd, {"status": "ok", "profile_error": worker.error_message(exc)[-1500:],
+                          "flags": _integrity_flags()})
+        return
+    reply: dict[str, Any] = {"status": "ok", "profiles": runs, "reference_profiles": []}
+    try:
+        reference = _reference_model(msg["init_seed"])
+        worker.call_model(reference, make(msg["warm_seed"]), S.device)
+        reply["reference_profiles"] = [profiling.profile_call(reference, make(seed), S.device) for seed in seeds]
+        del reference
+    except Exception as exc:  # the comparison is optional; the solution's own profile still counts
+        reply["reference_error"] = worker.error_message(exc)[-500:]
+    reply["flags"] = _integrity_flags()
+    channel.send(fd, reply)
+
+
+def _reference_model(init_seed: int) -> torch.nn.Module:
+    """The problem's Model as init built it (same seed and preset), else built now."""
+    kept = getattr(S, "reference_model", None)
+    if kept is not None and kept[0] == init_seed and kept[1] == S.preset:
+        return kept[2]
+    init_inputs = loading.make_init_inputs(S.problem, init_seed)
+    return loading.build_model(S.problem.Model, init_inputs, init_seed, S.device, S.precision)
+
+
+def handle_device_time(msg: dict[str, Any], fd: int) -> None:
+    """The solution's device time (CUDA graph replays, else the profiler: worker/device_clock.py). A graph's
+    output becomes the last output, so the judge can ship it and check the replays computed the right thing."""
+    S.last_output = None
+    ipc.release()
+    make = lambda seed: loading.make_inputs(S.problem, seed, S.device, S.precision)  # noqa: E731
+    try:
+        out, stats = device_clock.measure(S.model, make, int(msg["seed"]), S.timer, float(msg["budget_s"]),
+                                          "profiler" if msg.get("method") == "profiler" else None)
+    except Exception as exc:
+        _error(fd, "runtime_error", exc)
+        return
+    S.last_output = out
+    channel.send(fd, {"status": "ok", **stats, "has_output": out is not None, "flags": _integrity_flags()})
+
+
+def main() -> None:
+    worker.serve({"box": handle_box, "load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
+                  "ship": handle_ship, "profile": handle_profile,
+                  "device_time": handle_device_time})
+    # no interpreter teardown: in the narrowed box torch could not remove its IPC counter file and would
+    # abort; the judge removes that file and this process's folders itself
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
