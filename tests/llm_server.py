@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 try:
     import pytest
-except ImportError:  # the server needs only the standard library; scripts/gpu_bench_llm.py runs it without pytest
+except ImportError:  # the server needs only the standard library; lab/gpu_bench_llm.py runs it without pytest
     pytest = None
 
 Behaviour = tuple

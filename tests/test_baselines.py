@@ -21,7 +21,7 @@ from kerneljudge.cli.main import main
 from kerneljudge.core.device_lock import DeviceLock, lock_path
 from kerneljudge.core.problem import read_problem
 from kerneljudge.suite import baselines as B
-from kerneljudge.suite import sol
+from kerneljudge.judging import roofline
 from kerneljudge.suite.baseline_runner import (BaselineRunner, RunnerConfig, TaskQueue, finished_keys, plan_tasks,
                                                read_rows)
 
@@ -251,8 +251,10 @@ def test_report_data_and_markdown():
 def test_score_against_the_packaged_compile_baseline(tmp_path, monkeypatch, capsys):
     run = tmp_path / "verdicts.jsonl"
     run.write_text("\n".join(json.dumps(v) for v in [
-        {"problem_id": "level1/1_a", "verdict": "correct", "accepted": True, "speedup": 4.0, "sol_ms": 0.25, "device_name": "NVIDIA H200"},
-        {"problem_id": "level2/1_c", "verdict": "correct", "accepted": True, "speedup": 1.6, "sol_ms": 80.0, "device_name": "NVIDIA H200"},
+        {"problem_id": "level1/1_a", "verdict": "correct", "accepted": True, "speedup": 4.0, "sol_ms": 0.25,
+         "device_name": "NVIDIA H200"},
+        {"problem_id": "level2/1_c", "verdict": "correct", "accepted": True, "speedup": 1.6, "sol_ms": 80.0,
+         "device_name": "NVIDIA H200"},
     ]) + "\n")
     monkeypatch.setattr(B, "PACKAGED", tmp_path / "none.json")
     assert main(["score", str(run), "--baseline", "compile", "--n-boot", "0"]) == 3
@@ -282,7 +284,7 @@ def test_ceilings_install(tmp_path, monkeypatch):
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     target = tmp_path / "data" / "h200_ceilings.json"
-    monkeypatch.setattr(sol, "H200_CEILINGS", target)
+    monkeypatch.setattr(roofline, "H200_CEILINGS", target)
     good = {"gpu": "NVIDIA H200", "date": "2026-12-01T10:00:00+00:00", "memory_bandwidth": 4.4e12,
             "fp32_flops": 5e13, "tf32_flops": 3.5e14, "bf16_flops": 7e14, "fp16_flops": 7.2e14}
     src = tmp_path / "measured.json"
@@ -294,6 +296,6 @@ def test_ceilings_install(tmp_path, monkeypatch):
     assert script.install(str(src), force=False) == 3 and not target.exists()
     src.write_text(json.dumps(good))
     assert script.install(str(src), force=False) == 0
-    spec = sol.spec_from("NVIDIA H200", sol.H200_DATASHEET, sol._packaged_ceilings(target, "H200"))
+    spec = roofline.spec_from("NVIDIA H200", roofline.H200_DATASHEET, roofline._packaged_ceilings(target, "H200"))
     assert spec.memory_bandwidth == 4.4e12 and spec.fp16_flops == 7.2e14
     assert all(s.startswith("measured 2026-12-01 on NVIDIA H200") for s in spec.source.values())

@@ -19,7 +19,7 @@ import pytest
 from kerneljudge.results import score
 from kerneljudge.cli.main import main
 from kerneljudge.generate.bench import Bench, BenchError, BenchSettings, select_problems
-from kerneljudge.generate.providers.base import Completion
+from kerneljudge.generate.providers.types import Completion
 from kerneljudge.generate.runfolder import RunFolder
 
 from .llm_server import llm_server  # noqa: F401  (the fixture)

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.judging.build.builder import MAX_SOURCE_BYTES, Builder, BuildRefused, validate
+from kerneljudge.judging.build.request import MAX_SOURCE_BYTES, BuildRefused, validate
+from kerneljudge.judging.build.store import Builder
 from kerneljudge.worker import builds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +151,7 @@ def test_a_judge_killed_mid_build_leaves_debris_that_is_wiped_and_built_once_by_
     request = dict(TINY, extra_cflags=["-DKJ_KILLED_BUILD"])
     key = builder.key(validate(request))
     folder = os.path.join(builder.root, key)
-    script = ("import json, os; from kerneljudge.judging.build.builder import Builder; "
+    script = ("import json, os; from kerneljudge.judging.build.store import Builder; "
               f"Builder({builder.root!r}, dict(os.environ)).build(json.loads({json.dumps(request)!r}), 300)")
     judge = subprocess.Popen([sys.executable, "-c", script], env=_env(), start_new_session=True)
     try:

@@ -147,7 +147,8 @@ def test_complete_earlier_solution_beats_truncated_later_one():
 
 
 def test_self_contained_beats_a_later_fragment():
-    fragment = "class ModelNew(nn.Module):\n    def forward(self, x):\n        return _ext.double_it(x)  # same as above\n"
+    fragment = ("class ModelNew(nn.Module):\n    def forward(self, x):\n"
+                "        return _ext.double_it(x)  # same as above\n")
     e = ok(f"```python\n{CPP_SOLUTION}```\nOnly forward changes:\n```python\n{fragment}```")
     assert same(e.code, CPP_SOLUTION)
 
@@ -172,7 +173,8 @@ def test_backend_mismatch_is_noted_not_refused():
 
 def test_solution_split_over_blocks_is_joined():
     reply = ("First the extension:\n```python\nimport torch\nimport torch.nn as nn\n"
-             "from torch.utils.cpp_extension import load_inline\n_ext = load_inline(name='e', cpp_sources='', functions=[])\n```\n"
+             "from torch.utils.cpp_extension import load_inline\n"
+             "_ext = load_inline(name='e', cpp_sources='', functions=[])\n```\n"
              "Then the module:\n```python\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
              "        return _ext.f(x)\n```")
     e = ok(reply)
@@ -282,7 +284,8 @@ def test_only_prose():
 
 
 def test_python_without_modelnew():
-    e = no_code("```python\nimport torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n```")
+    e = no_code("```python\nimport torch\n\nclass Model(torch.nn.Module):\n"
+                "    def forward(self, x):\n        return x\n```")
     assert "none defines class ModelNew" in e.note
 
 
@@ -307,7 +310,8 @@ def test_hack_looking_solution_is_still_extracted(hack):
 
 
 def test_modelnew_defined_by_assignment():
-    code = "import torch\n\nclass Fast(torch.nn.Module):\n    def forward(self, x):\n        return x\n\nModelNew = Fast\n"
+    code = ("import torch\n\nclass Fast(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n"
+            "ModelNew = Fast\n")
     assert same(ok(f"```python\n{code}```").code, code)
 
 

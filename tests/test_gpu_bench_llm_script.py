@@ -1,7 +1,7 @@
-"""The scripted model of scripts/gpu_bench_llm.py (the H200 bench run) without building or judging anything:
+"""The scripted model of lab/gpu_bench_llm.py (the H200 bench run) without building or judging anything:
 each recorded reply is chosen from prompts built by the real prompting code, extracts to what its story
 says, passes or fails static analysis as planned, and the replay folder serves the turns in order. The
-whole run (builds, judge, score) is exercised on the CPU by `scripts/gpu_bench_llm.py --device cpu`."""
+whole run (builds, judge, score) is exercised on the CPU by `lab/gpu_bench_llm.py --device cpu`."""
 
 from __future__ import annotations
 
@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from kerneljudge.core.paths import problems_root
 from kerneljudge.analysis import analyze, detect_backend
 from kerneljudge.generate.extract import extract_solution
-from kerneljudge.generate.prompting import (
-    build_messages, build_refinement_messages, feedback_from_verdict, feedback_no_code,
-)
+from kerneljudge.generate.feedback import feedback_from_verdict, feedback_no_code
+from kerneljudge.generate.messages import build_messages, build_refinement_messages
 from kerneljudge.generate.providers.replay import ReplayProvider
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITE = ROOT / "src" / "kerneljudge" / "suite"
+SUITE = problems_root()
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("gpu_bench_llm", ROOT / "scripts" / "gpu_bench_llm.py")
+    spec = importlib.util.spec_from_file_location("gpu_bench_llm", ROOT / "lab" / "gpu_bench_llm.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -37,7 +37,8 @@ FAILED = {
                     "reason": "the solution failed to build: ninja: build stopped: subcommand failed.",
                     "error_excerpt": 'cuda.cu(64): error: identifier "inv_temperature" is undefined'},
     "wrong_output": {"verdict": "wrong_output", "accepted": False,
-                     "reason": "trial 1: output differs at [3, 7]: got 0.52, expected 0.18 (|err| 0.34 > allowed 0.0002)"},
+                     "reason": "trial 1: output differs at [3, 7]: got 0.52, expected 0.18 "
+                               "(|err| 0.34 > allowed 0.0002)"},
 }
 
 

@@ -262,7 +262,8 @@ class _Range:
 class _Event:
     def __init__(self, name, device="DeviceType.CPU", parent=None, kernels=(), us=0.0, self_us=0.0):
         self.name, self.device_type, self.cpu_parent = name, device, parent
-        self.kernels, self.time_range, self.self_cpu_time_total, self.is_async = list(kernels), _Range(us), self_us, False
+        self.kernels, self.time_range, self.self_cpu_time_total, self.is_async = (list(kernels), _Range(us),
+                                                                                   self_us, False)
 
 
 def test_summarize_attributes_kernels_to_the_op_that_launched_them():

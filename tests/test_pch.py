@@ -1,4 +1,4 @@
-"""The shared precompiled torch/extension.h of binding units (judging/build/pch.py, judging/build/builder.py)."""
+"""The shared precompiled torch/extension.h of binding units (judging/build/pch.py, judging/build/store.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.judging.build.builder import Builder, _LineWatch
+from kerneljudge.judging.build.boxed_run import LineWatch
+from kerneljudge.judging.build.store import Builder
 from kerneljudge.judging.build import pch
 from kerneljudge.sandbox import spec as box_spec
 
@@ -58,7 +59,7 @@ def test_the_builder_makes_headers_only_from_system_folders(tmp_path):
 
 def test_a_wanted_line_is_seen_while_the_build_runs():
     seen = []
-    watch = _LineWatch(seen.append)
+    watch = LineWatch(seen.append, b"pch-wanted ")
     line = pch.wanted_line("a" * 32, ["-O3", "-isystem", "/x"])
     for part in (b"compiling\npch-wan", line[7:].encode(), b"\nmore\n"):
         watch.feed(part)

@@ -48,7 +48,8 @@ def test_stream_adapter_splits_lines(monkeypatch):
     assert progress.done == 1
     stream.write("eager\n[  3.0s] nothing left\n")
     assert progress.done == 2
-    assert out.getvalue().splitlines() == ["[  1.0s] [1/3] p1 eager", "[  2.0s] [2/3] p2 eager", "[  3.0s] nothing left"]
+    assert out.getvalue().splitlines() == ["[  1.0s] [1/3] p1 eager", "[  2.0s] [2/3] p2 eager",
+                                           "[  3.0s] nothing left"]
 
 
 def test_bar_on_a_terminal_shows_count_rate_and_eta(monkeypatch):

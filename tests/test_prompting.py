@@ -14,9 +14,14 @@ from pathlib import Path
 import pytest
 
 from kerneljudge.analysis import analyze, detect_backend
-from kerneljudge.generate import prompting as P
+from kerneljudge.generate.feedback import bound_excerpt, feedback_from_verdict, feedback_no_code, render_feedback
+from kerneljudge.generate.hardware import H200_EXTRA, hardware_from_spec, render_hardware
+from kerneljudge.generate.messages import BACKEND_NAMES, build_messages, build_refinement_messages
+from kerneljudge.generate.scrub import held_out_shapes, problem_source_for_prompt
+from kerneljudge.generate.templates import BACKENDS, SHOT_EXAMPLES, TEMPLATES, fenced, shot_examples, template
+from kerneljudge.core.paths import prompts_root, problems_root
 from kerneljudge.core.problem import METADATA_NAMES, ProblemError
-from kerneljudge.suite.sol import H200, GpuSpec
+from kerneljudge.judging.roofline import H200, GpuSpec
 from kerneljudge.core.types import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +42,7 @@ def _top_level_metadata(text: str) -> list[str]:
 
 
 def test_metadata_removed_from_bundled_problem():
-    shown = P.problem_source_for_prompt(SOFTMAX)
+    shown = problem_source_for_prompt(SOFTMAX)
     assert _top_level_metadata(shown) == []
     for secret in ("HELD_OUT", "SMALL", "CATEGORY", "1021", "5003", "77", "kerneljudge metadata"):
         assert secret not in shown
@@ -77,7 +82,7 @@ def test_metadata_removal_keeps_everything_else_byte_for_byte():
 
 
         ''')
-    shown = P.problem_source_for_prompt(text)
+    shown = problem_source_for_prompt(text)
     expected = textwrap.dedent('''\
         """Doc mentioning HELD_OUT = [{"n": 3}] stays: it is a docstring."""
         import torch  # comment kept
@@ -106,30 +111,30 @@ def test_metadata_removal_keeps_everything_else_byte_for_byte():
 
 def test_metadata_removal_crlf_and_non_ascii_columns():
     text = 'import torch\r\nµ = 1; SMALL = {"n": 2}\r\nx = "é"\r\nHELD_OUT = [{"n": 7}]\r\n'
-    assert P.problem_source_for_prompt(text) == 'import torch\r\nµ = 1\r\nx = "é"\r\n'
+    assert problem_source_for_prompt(text) == 'import torch\r\nµ = 1\r\nx = "é"\r\n'
 
 
 def test_metadata_free_source_is_returned_unchanged():
     text = "import torch\n\n\nclass Model:\n    pass\n\n\n"
-    assert P.problem_source_for_prompt(text) == text
+    assert problem_source_for_prompt(text) == text
 
 
 def test_comment_inside_a_string_above_metadata_is_kept():
     text = 'SRC = """\n# not a comment\n"""\nSMALL = {}\n'
-    assert P.problem_source_for_prompt(text) == 'SRC = """\n# not a comment\n"""\n'
+    assert problem_source_for_prompt(text) == 'SRC = """\n# not a comment\n"""\n'
 
 
 def test_invalid_problem_raises():
     with pytest.raises(ProblemError):
-        P.problem_source_for_prompt("def broken(:\n")
+        problem_source_for_prompt("def broken(:\n")
 
 
 def test_whole_suite_shown_without_metadata():
-    files = sorted((PACKAGE / "suite").glob("level*/*.py"))
+    files = sorted(problems_root().glob("level*/*.py"))
     assert len(files) > 200
     for path in files:
         text = path.read_text()
-        shown = P.problem_source_for_prompt(text)
+        shown = problem_source_for_prompt(text)
         assert _top_level_metadata(shown) == [], path
         defined = {n.name for n in ast.parse(shown).body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
         assert {"Model", "get_inputs", "get_init_inputs"} <= defined, path
@@ -143,7 +148,7 @@ def test_whole_suite_shown_without_metadata():
                     visible[node.targets[0].id] = ast.literal_eval(node.value)
                 except ValueError:
                     pass
-        for preset in P.held_out_shapes(text):
+        for preset in held_out_shapes(text):
             for key, value in preset.items():
                 if visible.get(key) != value:
                     pattern = rf"\b{re.escape(key)}\s*=\s*{re.escape(repr(value))}(?![\w.])"
@@ -151,37 +156,37 @@ def test_whole_suite_shown_without_metadata():
 
 
 def test_held_out_shapes():
-    assert P.held_out_shapes(SOFTMAX) == [{"batch_size": 1021, "dim": 5003}, {"batch_size": 3, "dim": 77}]
-    assert P.held_out_shapes("x = 1\n") == []
+    assert held_out_shapes(SOFTMAX) == [{"batch_size": 1021, "dim": 5003}, {"batch_size": 3, "dim": 77}]
+    assert held_out_shapes("x = 1\n") == []
 
 
 # --- messages ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", P.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("shots,count", [(0, 0), (1, 1), ("few", 3), (2, 2), ("zero", 0), ("one", 1)])
 def test_build_messages_shapes(backend, shots, count):
-    messages = P.build_messages(SOFTMAX, backend, shots=shots)
+    messages = build_messages(SOFTMAX, backend, shots=shots)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert all(isinstance(m["content"], str) and m["content"] for m in messages)
     user = messages[1]["content"]
-    assert P.problem_source_for_prompt(SOFTMAX).strip() in user
+    assert problem_source_for_prompt(SOFTMAX).strip() in user
     assert "HELD_OUT" not in user and "5003" not in user
     assert user.count("a solution:") == count
-    assert P.BACKEND_NAMES[backend] in user
+    assert BACKEND_NAMES[backend] in user
     assert "will run on this hardware" not in user
     assert not re.search(r"\$[A-Za-z_{]", user), "unfilled template placeholder"
     assert json.loads(json.dumps(messages)) == messages
-    for stem in P.SHOT_EXAMPLES[:count]:
+    for stem in SHOT_EXAMPLES[:count]:
         assert (SHOTS / backend / f"{stem}.py").read_text().strip() in user
-    for stem in P.SHOT_EXAMPLES[count:]:
+    for stem in SHOT_EXAMPLES[count:]:
         assert (SHOTS / backend / f"{stem}.py").read_text().strip() not in user
 
 
 def test_backend_specific_instructions():
-    cuda = P.build_messages(SOFTMAX, "cuda")[1]["content"]
-    triton = P.build_messages(SOFTMAX, "triton")[1]["content"]
-    cpp = P.build_messages(SOFTMAX, "cpp")[1]["content"]
+    cuda = build_messages(SOFTMAX, "cuda")[1]["content"]
+    triton = build_messages(SOFTMAX, "triton")[1]["content"]
+    cpp = build_messages(SOFTMAX, "cpp")[1]["content"]
     assert "cuda_sources" in cuda and "getCurrentCUDAStream" in cuda
     assert "@triton.jit" in triton and "TRITON_INTERPRET" in triton
     assert "cpp_sources" in cpp and "no `cuda_sources`" in cpp and "at::parallel_for" in cpp
@@ -191,36 +196,37 @@ def test_hardware_block_from_gpu_spec():
     # a fixed spec: the packaged H200 ceilings change when they are re-measured
     spec = GpuSpec(name="NVIDIA H200", memory_bandwidth=4.3e12, fp32_flops=5.1e13, tf32_flops=3.9e14,
                    bf16_flops=7.9e14, fp16_flops=7.9e14)
-    hardware = P.hardware_from_spec(spec, **P.H200_EXTRA)
+    hardware = hardware_from_spec(spec, **H200_EXTRA)
     assert hardware["sm_count"] == 132 and hardware["name"] == "NVIDIA H200"
-    user = P.build_messages(SOFTMAX, "cuda", hardware=hardware)[1]["content"]
-    for fact in ("NVIDIA H200", "132", "4.3 TB/s", "51 TFLOP/s", "790 TFLOP/s", "L2 cache: 50 MiB", "will run on this hardware"):
+    user = build_messages(SOFTMAX, "cuda", hardware=hardware)[1]["content"]
+    for fact in ("NVIDIA H200", "132", "4.3 TB/s", "51 TFLOP/s", "790 TFLOP/s", "L2 cache: 50 MiB",
+                 "will run on this hardware"):
         assert fact in user
-    plain = P.hardware_from_spec(H200, sm_count=None, l2_bytes=None)
+    plain = hardware_from_spec(H200, sm_count=None, l2_bytes=None)
     assert "sm_count" not in plain and "l2_bytes" not in plain
-    block = P.render_hardware({"name": "Test GPU", "sm_count": 10, "driver": "555"})
+    block = render_hardware({"name": "Test GPU", "sm_count": 10, "driver": "555"})
     assert "- GPU: Test GPU" in block and "- Streaming multiprocessors (SMs): 10" in block and "- driver: 555" in block
 
 
 def test_precision_and_bad_arguments():
-    assert "bfloat16" in P.build_messages(SOFTMAX, "triton", precision="bf16")[1]["content"]
+    assert "bfloat16" in build_messages(SOFTMAX, "triton", precision="bf16")[1]["content"]
     with pytest.raises(ValueError):
-        P.build_messages(SOFTMAX, "hip")
+        build_messages(SOFTMAX, "hip")
     with pytest.raises(ValueError):
-        P.build_messages(SOFTMAX, "cuda", shots=7)
+        build_messages(SOFTMAX, "cuda", shots=7)
     with pytest.raises(ValueError):
-        P.build_messages(SOFTMAX, "cuda", precision="fp8")
+        build_messages(SOFTMAX, "cuda", precision="fp8")
 
 
 def test_every_template_is_used_and_present():
-    for name in P.TEMPLATES:
-        assert P.template(name).strip(), name
-    listed = {p.name for p in (PACKAGE / "generate" / "prompts").glob("*.md")}
-    assert listed == set(P.TEMPLATES)
+    for name in TEMPLATES:
+        assert template(name).strip(), name
+    listed = {p.name for p in prompts_root().glob("*.md")}
+    assert listed == set(TEMPLATES)
 
 
 def test_fence_longer_than_backticks_inside():
-    block = P.fenced('s = """```python\nx\n```"""')
+    block = fenced('s = """```python\nx\n```"""')
     assert block.startswith("````python\n") and block.endswith("\n````")
 
 
@@ -236,10 +242,10 @@ def _signature(tree: ast.Module, cls: str, method: str) -> list[str]:
     raise AssertionError(f"{cls}.{method} not found")
 
 
-@pytest.mark.parametrize("backend", P.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_shot_examples_are_valid_strict_solutions(backend):
-    pairs = P.shot_examples(backend)
-    assert len(pairs) == len(P.SHOT_EXAMPLES) == 3
+    pairs = shot_examples(backend)
+    assert len(pairs) == len(SHOT_EXAMPLES) == 3
     for problem, solution in pairs:
         ptree, stree = ast.parse(problem), ast.parse(solution)
         assert _top_level_metadata(problem) == []
@@ -259,8 +265,10 @@ def test_triton_shot_examples_match_their_problems_in_the_interpreter():
         from pathlib import Path
         root = Path(sys.argv[1])
         shapes = {"1_swish_residual": [dict(batch_size=3, features=77), dict(batch_size=2, features=1030)],
-                  "2_rms_norm": [dict(batch_size=3, features=77, eps=1e-6), dict(batch_size=2, features=2500, eps=1e-5)],
-                  "3_mean_pool_tanh": [dict(batch_size=2, steps=5, channels=131), dict(batch_size=1, steps=3, channels=7)]}
+                  "2_rms_norm": [dict(batch_size=3, features=77, eps=1e-6),
+                                 dict(batch_size=2, features=2500, eps=1e-5)],
+                  "3_mean_pool_tanh": [dict(batch_size=2, steps=5, channels=131),
+                                       dict(batch_size=1, steps=3, channels=7)]}
         def load(path):
             spec = importlib.util.spec_from_file_location(path.stem + path.parent.name, path)
             mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); return mod
@@ -300,8 +308,8 @@ def test_held_out_failure_hides_the_shape():
     v = _verdict(reason="correct at the benchmark shape but wrong at a held-out shape (batch_size=1021, dim=5003): "
                         "output differs at [1020, 5002]: got 0.25, expected 0.5 (|err| 0.25 > allowed 0.001)",
                  flags=["shape_specialized"])
-    fb = P.feedback_from_verdict(v)
-    text = json.dumps(fb) + P.render_feedback(fb)
+    fb = feedback_from_verdict(v)
+    text = json.dumps(fb) + render_feedback(fb)
     for secret in ("1021", "5003", "1020", "5002", "batch_size", "held-out", "/secret/path"):
         assert secret not in text
     assert "wrong at a shape not shown to you" in fb["reason"]
@@ -315,7 +323,7 @@ def test_held_out_shape_tail_variants_are_hidden():
                          ("12 of 231 int64 elements differ (integer outputs must match exactly)", "231"),
                          ("output differs at [2, 76]: got 1, expected 2 (|err| 1 > allowed 0.1)", "76")):
         reason = f"correct at the benchmark shape but wrong at a held-out shape (n=(3, 77), k=1): {tail}"
-        fb = P.feedback_from_verdict(_verdict(reason=reason))
+        fb = feedback_from_verdict(_verdict(reason=reason))
         assert leaked not in fb["reason"] and "shape not shown to you" in fb["reason"], fb["reason"]
 
 
@@ -325,7 +333,7 @@ def test_hidden_shapes_redact_error_excerpts():
                  error_excerpt="Traceback (most recent call last):\n  File \"s.py\", line 9\n"
                                "RuntimeError: shape '[1021, 5003]' is invalid for input of size 5108063; "
                                "batch_size=1021\nseed=4611686018427387903 init_seed: 77")
-    fb = P.feedback_from_verdict(v, hidden_shapes=P.held_out_shapes(text))
+    fb = feedback_from_verdict(v, hidden_shapes=held_out_shapes(text))
     blob = fb["reason"] + fb["error_excerpt"]
     for secret in ("1021", "5003", "5108063", "4611686018427387903", "77"):
         assert secret not in blob, secret
@@ -333,7 +341,7 @@ def test_hidden_shapes_redact_error_excerpts():
 
 
 def test_seed_like_numbers_always_hidden():
-    fb = P.feedback_from_verdict(_verdict(verdict="runtime_error", reason="x",
+    fb = feedback_from_verdict(_verdict(verdict="runtime_error", reason="x",
                                           error_excerpt="generator seed 123 used 98765432109876543"))
     assert "98765432109876543" not in fb["error_excerpt"] and "seed 123" not in fb["error_excerpt"]
 
@@ -343,21 +351,21 @@ def test_build_error_excerpt_is_bounded_and_keeps_the_error():
              for i in range(200)]
     log = "\n".join(noise[:100] + ["main.cpp:42:7: error: 'foo' was not declared in this scope"] + noise[100:]
                     + ["RuntimeError: Error building extension 'x'"])
-    fb = P.feedback_from_verdict(_verdict(verdict="build_error", reason="the solution failed to build: ...",
+    fb = feedback_from_verdict(_verdict(verdict="build_error", reason="the solution failed to build: ...",
                                           error_excerpt=log), max_excerpt_chars=1500)
     excerpt = fb["error_excerpt"]
     assert len(excerpt) <= 1500
     assert "main.cpp:42:7: error: 'foo' was not declared" in excerpt
     assert excerpt.rstrip().endswith("RuntimeError: Error building extension 'x'")
     assert "lines left out" in excerpt
-    assert P.bound_excerpt("short\nlog") == "short\nlog"
+    assert bound_excerpt("short\nlog") == "short\nlog"
 
 
 def test_wrong_output_mismatch_and_findings_and_profile():
     v = _verdict(reason="trial 1: output differs at [3, 17]: got 0.125, expected 0.5 (|err| 0.375 > allowed 0.002)",
                  findings=[{"code": "kernel_not_called", "line": 12, "message": "kernel k is never called",
                             "blocking": False}])
-    fb = P.feedback_from_verdict(v, profile=[("softmax_kernel", 0.75), {"name": "copy", "ms": 0.25},
+    fb = feedback_from_verdict(v, profile=[("softmax_kernel", 0.75), {"name": "copy", "ms": 0.25},
                                              ("junk", "nan?")])
     m = fb["mismatch"]
     assert m["kind"] == "values" and m["where"] == "trial 1" and m["index"] == [3, 17]
@@ -366,9 +374,9 @@ def test_wrong_output_mismatch_and_findings_and_profile():
                                "blocking": False}]
     assert fb["profile"] == [{"kernel": "softmax_kernel", "ms": 0.75, "share": 0.75},
                              {"kernel": "copy", "ms": 0.25, "share": 0.25}]
-    text = P.render_feedback(fb)
+    text = render_feedback(fb)
     assert "index [3, 17]" in text and "line 12" in text and "softmax_kernel: 0.75 ms (75%)" in text
-    rel = P.feedback_from_verdict(_verdict(reason="trial 2: relative L2 error 0.3 exceeds 1e-04 (precision loss)"))
+    rel = feedback_from_verdict(_verdict(reason="trial 2: relative L2 error 0.3 exceeds 1e-04 (precision loss)"))
     assert rel["mismatch"]["kind"] == "rel_l2" and rel["mismatch"]["rel_l2"] == 0.3
 
 
@@ -381,39 +389,40 @@ def test_feedback_carries_the_judges_profile_table():
         {"name": "void tiled<5003>(float*)", "class": "custom", "device_us": 1.0, "calls": 1, "share": 0.02},
         {"name": "(total)", "class": "total", "device_us": 50.0, "calls": 3, "share": 1.0, "clock": "cuda"},
     ]
-    v = _verdict(verdict="rejected", reason="library compute carries 80% of the solution's device time", profile=profile)
-    fb = P.feedback_from_verdict(v, hidden_shapes=[{"dim": 5003}])     # None: the verdict's own profile
+    v = _verdict(verdict="rejected", reason="library compute carries 80% of the solution's device time",
+                 profile=profile)
+    fb = feedback_from_verdict(v, hidden_shapes=[{"dim": 5003}])     # None: the verdict's own profile
     assert [r["class"] for r in fb["profile"]] == ["library_compute", "custom", "custom"]
     assert fb["profile"][0] == {"kernel": "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "ms": 0.04, "share": 0.8,
                                 "class": "library_compute"}
-    text = P.render_feedback(fb)
+    text = render_feedback(fb)
     assert "Profile of your solution (kernels by time):" in text
     assert "- nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT: 0.04 ms (80%) [library compute, not your kernel]" in text
     assert "tile_warmup_kernel(float const*, float const*, float*, long, long): 0.0025 ms (5%) [your code]" in text
     assert "(total)" not in text and "5003" not in text        # summary rows skipped, held-out sizes hidden
     failed = _verdict(verdict="correct", accepted=True, profile=[{"name": "(profiling failed)", "class": "error",
                                                                   "error": "boom"}])
-    assert P.feedback_from_verdict(failed)["profile"] == []
-    assert P.feedback_from_verdict(v, [])["profile"] == []     # an explicit empty profile wins
+    assert feedback_from_verdict(failed)["profile"] == []
+    assert feedback_from_verdict(v, [])["profile"] == []     # an explicit empty profile wins
 
 
 def test_correct_solution_feedback_and_refinement_goal():
     v = _verdict(verdict="correct", accepted=True, reason="matches the reference", speedup=1.8, ref_ms=1.2,
                  sol_ms=0.6667, max_error={"rel_l2": 2e-7})
-    fb = P.feedback_from_verdict(v)
+    fb = feedback_from_verdict(v)
     assert fb["speedup"] == 1.8 and fb["mismatch"] is None and fb["rel_l2"] == 2e-7
     assert json.loads(json.dumps(fb)) == fb
-    messages = P.build_refinement_messages(SOFTMAX, "triton", "class ModelNew: pass", fb)
+    messages = build_refinement_messages(SOFTMAX, "triton", "class ModelNew: pass", fb)
     user = messages[1]["content"]
     assert "1.8x" in user and "faster than the PyTorch reference" in user and "Make it faster" in user
     assert "class ModelNew: pass" in user and "5003" not in user
 
 
 def test_refinement_messages_for_failures():
-    fb = P.feedback_from_verdict(_verdict(verdict="build_error", reason="the solution failed to build: error",
+    fb = feedback_from_verdict(_verdict(verdict="build_error", reason="the solution failed to build: error",
                                           error_excerpt="x.cu(3): error: identifier \"foo\" is undefined"))
     previous = 'SRC = """```inner```"""\nclass ModelNew: pass\n'
-    messages = P.build_refinement_messages(SOFTMAX, "cuda", previous, fb, hardware=P.hardware_from_spec(H200),
+    messages = build_refinement_messages(SOFTMAX, "cuda", previous, fb, hardware=hardware_from_spec(H200),
                                            shots=1)
     user = messages[1]["content"]
     assert [m["role"] for m in messages] == ["system", "user"]
@@ -421,24 +430,24 @@ def test_refinement_messages_for_failures():
     assert 'identifier "foo" is undefined' in user and "did not pass" in user
     assert "NVIDIA H200" in user and "Example 1, a solution" in user
     assert not re.search(r"\$[A-Za-z_{]", user)
-    flagged = P.feedback_from_verdict(_verdict(verdict="correct", accepted=False, flags=["suspicious_speedup"],
+    flagged = feedback_from_verdict(_verdict(verdict="correct", accepted=False, flags=["suspicious_speedup"],
                                                reason="correct, but not accepted: suspicious_speedup"))
-    user = P.build_refinement_messages(SOFTMAX, "cpp", "x = 1", flagged)[1]["content"]
+    user = build_refinement_messages(SOFTMAX, "cpp", "x = 1", flagged)[1]["content"]
     assert "was not accepted" in user and "suspicious_speedup" in user
 
 
 def test_feedback_for_a_reply_without_code():
-    fb = P.feedback_no_code("only prose")
+    fb = feedback_no_code("only prose")
     assert fb["verdict"] == "no_code" and not fb["accepted"] and "only prose" in fb["reason"]
-    assert set(fb) == set(P.feedback_from_verdict(_verdict(reason="x")))
-    user = P.build_refinement_messages(SOFTMAX, "triton", None, fb)[1]["content"]
+    assert set(fb) == set(feedback_from_verdict(_verdict(reason="x")))
+    user = build_refinement_messages(SOFTMAX, "triton", None, fb)[1]["content"]
     assert "no usable code in the reply" in user and "(no code was extracted)" in user and "did not pass" in user
 
 
 def test_feedback_on_an_unjudgeable_verdict_does_not_blame_the_solution():
     outcome = {"kind": "degenerate_reference", "reason": "reference output at noise level", "figures": {"rms": 1e-9}}
-    fb = P.feedback_from_verdict(_verdict(verdict="unjudgeable", reason="the reference output is at noise level",
+    fb = feedback_from_verdict(_verdict(verdict="unjudgeable", reason="the reference output is at noise level",
                                           problem_outcome=outcome))
     assert fb["verdict"] == "unjudgeable" and not fb["accepted"] and fb["mismatch"] is None
-    user = P.build_refinement_messages(SOFTMAX, "triton", "x = 1", fb)[1]["content"]
+    user = build_refinement_messages(SOFTMAX, "triton", "x = 1", fb)[1]["content"]
     assert "not judged" in user and "could not decide" in user and "did not pass" not in user

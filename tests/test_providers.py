@@ -13,9 +13,11 @@ from email.utils import formatdate
 import pytest
 
 from kerneljudge.generate.providers.cache import CompletionCache, request_key
-from kerneljudge.generate.providers.base import (
-    Completion, ProviderConfigError, ProviderExhaustedError, ProviderRequestError, estimate_cost, get_provider,
-    parse_retry_after,
+from kerneljudge.generate.providers.pricing import estimate_cost
+from kerneljudge.generate.providers.registry import get_provider
+from kerneljudge.generate.providers.retry import parse_retry_after
+from kerneljudge.generate.providers.types import (
+    Completion, ProviderConfigError, ProviderExhaustedError, ProviderRequestError,
 )
 from kerneljudge.generate.providers.replay import ReplayMissError, replay_key
 
@@ -367,8 +369,8 @@ def test_missing_sdk_names_the_extra(monkeypatch):
 
 
 def test_modules_import_no_sdk():
-    code = ("import sys, kerneljudge.generate.providers.base, kerneljudge.generate.providers.cache, kerneljudge.generate.providers.replay, "
-            "kerneljudge.generate.providers.openai, kerneljudge.generate.providers.anthropic; "
+    modules = ["types", "per_loop", "keys", "pricing", "retry", "cache", "registry", "replay", "openai", "anthropic"]
+    code = ("import sys, " + ", ".join(f"kerneljudge.generate.providers.{m}" for m in modules) + "; "
             "assert 'openai' not in sys.modules and 'anthropic' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 

@@ -95,7 +95,8 @@ def test_tag_escapes_attributes_and_content():
 
 
 def _figures(page: str) -> list[str]:
-    return [base64.b64decode(uri).decode() for uri in re.findall(r'<img src="data:image/svg\+xml;base64,([^"]+)"', page)]
+    return [base64.b64decode(uri).decode()
+            for uri in re.findall(r'<img src="data:image/svg\+xml;base64,([^"]+)"', page)]
 
 
 def test_every_figure_is_a_drawn_svg(page):
@@ -186,7 +187,8 @@ def test_source_outside_the_run_folder_is_not_read(tmp_path):
 
 def test_no_source_leaves_solutions_out(runs_dir, tmp_path):
     out = tmp_path / "r.html"
-    write_report(load_runs([runs_dir / "bench"]), out, settings=ReportSettings(n_boot=50, band_boot=0, with_source=False))
+    write_report(load_runs([runs_dir / "bench"]), out,
+                 settings=ReportSettings(n_boot=50, band_boot=0, with_source=False))
     page = out.read_text()
     assert "return x * 2" not in page and '-src"' not in page
     assert page.count('class="plot"') == 7

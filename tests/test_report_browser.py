@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from .verdict_logs import HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, write_bench_run, write_run_log
+from .verdict_logs import (HOSTILE_EXCERPT, HOSTILE_PROBLEM, HOSTILE_REASON, HOSTILE_SOLUTION, write_bench_run,
+                           write_run_log)
 
 CHROMIUM = os.environ.get("KERNELJUDGE_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -49,7 +50,8 @@ def browser_page(tmp_path_factory):
     from kerneljudge.results.runs import load_runs
 
     root = tmp_path_factory.mktemp("browser")
-    runs = load_runs([write_bench_run(root / "bench"), write_run_log(root / "log" / "run.jsonl")], [HOSTILE_LABEL, "log"])
+    runs = load_runs([write_bench_run(root / "bench"), write_run_log(root / "log" / "run.jsonl")],
+                     [HOSTILE_LABEL, "log"])
     report = write_report(runs, root / "report.html", settings=ReportSettings(n_boot=100, band_boot=20))
     log: dict[str, list] = {"console": [], "errors": [], "requests": []}
     with sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
@@ -85,7 +87,8 @@ def test_every_figure_is_present_and_drawn(browser_page):
         g.drawImage(img, 0, 0);
         const d = g.getImageData(0, 0, c.width, c.height).data;
         let inked = 0;
-        for (let i = 0; i < d.length; i += 4) { if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) inked++; }
+        for (let i = 0; i < d.length; i += 4) { if (d[i + 3] > 0 \
+&& (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200)) inked++; }
         return {complete: img.complete, width: img.naturalWidth, height: img.naturalHeight, inked: inked};
     })""")
     assert len(figures) == report.figures == 7
@@ -121,11 +124,13 @@ def test_table_filters_and_sorts(browser_page):
     header = page.locator("#problems th", has_text="speedup")
     header.click()
     col = int(header.get_attribute("data-col"))
-    values = page.evaluate(f"Array.from(document.querySelectorAll('#problems tbody tr')).map(r => r.cells[{col}].textContent)")
+    values = page.evaluate("Array.from(document.querySelectorAll('#problems tbody tr'))"
+                           f".map(r => r.cells[{col}].textContent)")
     timed = [float(v.rstrip("x")) for v in values if v != "-"]
     assert timed == sorted(timed) and values[len(timed):] == ["-"] * (16 - len(timed))
     header.click()
-    values = page.evaluate(f"Array.from(document.querySelectorAll('#problems tbody tr')).map(r => r.cells[{col}].textContent)")
+    values = page.evaluate("Array.from(document.querySelectorAll('#problems tbody tr'))"
+                           f".map(r => r.cells[{col}].textContent)")
     assert values[0] == "120.00x"
 
 
@@ -136,12 +141,13 @@ def test_hostile_text_shows_literally_and_runs_nothing(browser_page):
     assert page.evaluate("document.scripts.length") == 2
     sources = page.evaluate("Array.from(document.querySelectorAll('pre.code')).map(p => p.textContent)")
     assert HOSTILE_SOLUTION in sources
-    assert page.evaluate("Array.from(document.querySelectorAll('pre.excerpt')).map(p => p.textContent)") == [HOSTILE_EXCERPT]
+    assert (page.evaluate("Array.from(document.querySelectorAll('pre.excerpt')).map(p => p.textContent)")
+            == [HOSTILE_EXCERPT])
     text = page.evaluate("document.body.innerText")
     for literal in (HOSTILE_REASON, HOSTILE_PROBLEM, HOSTILE_LABEL):
         assert literal in text
     # following a link opens the details it points to
-    page.click(f"#problems a[href='#v1']")
+    page.click("#problems a[href='#v1']")
     assert page.evaluate("document.getElementById('v1').open") is True
     assert page.evaluate("window.__pwned") is None
 
@@ -149,7 +155,8 @@ def test_hostile_text_shows_literally_and_runs_nothing(browser_page):
 def test_policy_blocks_injected_script_and_loads(browser_page):
     page, _, _ = browser_page
     page.evaluate("""() => {
-        const s = document.createElement('script'); s.textContent = 'window.__injected = 1'; document.body.appendChild(s);
+        const s = document.createElement('script'); s.textContent = 'window.__injected = 1'; \
+document.body.appendChild(s);
         const i = document.createElement('img'); i.src = 'http://127.0.0.1:9/x.png'; document.body.appendChild(i);
     }""")
     page.wait_for_timeout(300)

@@ -16,8 +16,9 @@ from .verdict_logs import PROFILE, cli, numerics, verdict, write_bench_run, writ
 
 
 def test_flatten_a_full_verdict():
-    v = verdict("level3/9_attn", speedup=2.0, flags=["suspicious_speedup", "profile_failed"], numerics=numerics("tf32", 1e-3),
-                profile=PROFILE, sol_device_ms=0.5, ref_device_ms=1.2, speedup_device=2.4, clock="device",
+    v = verdict("level3/9_attn", speedup=2.0, flags=["suspicious_speedup", "profile_failed"],
+                numerics=numerics("tf32", 1e-3), profile=PROFILE, sol_device_ms=0.5, ref_device_ms=1.2,
+                speedup_device=2.4, clock="device",
                 speedup_vs_fp32_reference=1.7, contract="tf32", sandbox={"layers": ["seccomp", "netns"], "missing": []},
                 shapes={"default": {}, "held_out_0": {"n": 3}}, sample=2, turn=1, model="openai:m",
                 findings=[{"code": "torch_compute", "line": 3}], usage={"prompt_tokens": 10, "completion_tokens": 5})

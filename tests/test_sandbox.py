@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.judging import environment
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.sandbox import BoxSpec, describe, launch, probe, spec
 from kerneljudge.sandbox.probing import LAYERS
 
@@ -257,7 +257,7 @@ def test_landlock_applied_later_restricts_from_then_on(box):
 
 def test_default_paths_leave_out_home_tmp_and_the_cache():
     read = spec.default_read_paths()
-    home, cache = os.path.expanduser("~"), environment.default_cache_dir()
+    home, cache = os.path.expanduser("~"), default_cache_dir()
     assert sys.prefix in read and str(PACKAGE) in read
     for hidden in (home, "/tmp", "/dev/shm", cache):
         assert not [p for p in read if hidden == p or hidden.startswith(p.rstrip("/") + "/")], hidden

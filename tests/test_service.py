@@ -50,7 +50,8 @@ def job(name: str) -> dict:
 
 def eval_json(name: str, cache_dir: str) -> dict:
     label = read_labels(FIXTURES / "solutions" / name)
-    cmd = [sys.executable, "-m", "kerneljudge.cli.main", "eval", "--problem", str(FIXTURES / "problems" / label.problem),
+    cmd = [sys.executable, "-m", "kerneljudge.cli.main", "eval",
+           "--problem", str(FIXTURES / "problems" / label.problem),
            "--solution", str(FIXTURES / "solutions" / name), "--device", "cpu", "--json", "--cache-dir", cache_dir,
            *JUDGE_ARGS]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

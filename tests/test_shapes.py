@@ -15,7 +15,6 @@ import json
 import math
 import shutil
 from contextlib import redirect_stdout
-from pathlib import Path
 
 import pytest
 

@@ -8,7 +8,8 @@ import pytest
 
 from kerneljudge.judging import speed_of_light as S
 from kerneljudge.core.problem import read_problem
-from kerneljudge.suite import catalog, sol
+from kerneljudge.judging import roofline
+from kerneljudge.suite import catalog
 
 H200_ENV = {"device_name": "NVIDIA H200", "l2_bytes": 50 << 20}
 
@@ -61,8 +62,8 @@ def test_floor_counts_inputs_and_outputs_beyond_two_l2s_and_leaves_parameters_ou
 def test_ceilings_take_the_fastest_known_rates():
     key, spec = S.spec_for("NVIDIA H200")
     bandwidth, tc = S._ceilings(key, spec)
-    assert bandwidth >= max(spec.memory_bandwidth, sol.H200_DATASHEET["memory_bandwidth"])
-    assert tc >= max(spec.bf16_flops, spec.fp16_flops, spec.tf32_flops, sol.H200_DATASHEET["bf16_flops"])
+    assert bandwidth >= max(spec.memory_bandwidth, roofline.H200_DATASHEET["memory_bandwidth"])
+    assert tc >= max(spec.bf16_flops, spec.fp16_flops, spec.tf32_flops, roofline.H200_DATASHEET["bf16_flops"])
 
 
 @pytest.fixture
@@ -73,7 +74,7 @@ def big_relu(monkeypatch):
     key, spec = S.spec_for("NVIDIA H200")
     bandwidth, _ = S._ceilings(key, spec)
     floor_ms = (2 * (1 << 28) * 4 - 2 * (50 << 20)) / bandwidth * 1e3
-    standard_ms = sol.bound(counts, spec, "fp32")["sol_ms"]
+    standard_ms = roofline.bound(counts, spec, "fp32")["sol_ms"]
     return problem, floor_ms, standard_ms
 
 
@@ -110,7 +111,8 @@ def test_no_bound_changes_nothing(big_relu, tmp_path, monkeypatch):
 
 def test_structured_problem_is_never_flagged(tmp_path, monkeypatch):
     problem = _suite("13_lower_triangular_matmul")
-    monkeypatch.setattr(S, "_counts", lambda p, cache_dir, timeout_s, count=None: _counts(3 << 24, 1 << 24, flops=2 << 36))
+    monkeypatch.setattr(S, "_counts",
+                        lambda p, cache_dir, timeout_s, count=None: _counts(3 << 24, 1 << 24, flops=2 << 36))
     out = S.assess(problem, {}, "fp32", H200_ENV, 1e-6, str(tmp_path))
     assert out["add"] == [] and "no floor" in out["note"]
 
@@ -165,11 +167,11 @@ def test_judge_ignores_cpu_runs_and_survives_a_failing_bound(monkeypatch, cache_
 @pytest.mark.suite
 def test_no_measured_h200_baseline_is_below_the_floor(cache_dir):
     """Honest kernels never trip the flag: PyTorch eager and torch.compile, timed on an H200 with the judge's
-    method (results/*-h200-baselines.jsonl), stay above the floor of every suite problem that has one."""
+    method (docs/evidence/*-h200-baselines.jsonl), stay above the floor of every suite problem that has one."""
     import json
     from pathlib import Path
 
-    files = sorted((Path(__file__).resolve().parent.parent / "results").glob("*-h200-baselines.jsonl"))
+    files = sorted((Path(__file__).resolve().parent.parent / "docs" / "evidence").glob("*-h200-baselines.jsonl"))
     if not files:
         pytest.skip("no H200 baselines recorded")
     fastest: dict[str, float] = {}
@@ -180,11 +182,11 @@ def test_no_measured_h200_baseline_is_below_the_floor(cache_dir):
     key, spec = S.spec_for("NVIDIA H200")
     bandwidth, tc_rate = S._ceilings(key, spec)
     checked = 0
-    with sol.LintWorker(cache_dir) as worker:
+    with roofline.LintWorker(cache_dir) as worker:
         for problem in catalog.list_problems(None, None):
             if problem.id not in fastest or S.structure(problem):
                 continue
-            counts = sol.measure_with(worker, problem)
+            counts = roofline.measure_with(worker, problem)
             floor = S.floor_ms(counts, bandwidth, tc_rate, "fp32", 60 << 20, problem.category in S.COMPUTE_CATEGORIES)
             if counts.get("error") or not floor or floor["floor_ms"] <= 0:
                 continue

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from kerneljudge.core.paths import examples_root, problems_root
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+def load(name: str, folder: str = "scripts"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -233,10 +235,10 @@ def test_busy_loop_ends_when_its_parent_dies():
 
 
 def test_launch_drift_finds_problems_and_reads_launch_time():
-    drift = load("launch_drift")
+    drift = load("launch_drift", "lab")
     suite = drift.problem_of(ROOT / "benchmarks" / "solutions" / "level1" / "39_rmsnorm__triton.py")
-    assert suite == ROOT / "src" / "kerneljudge" / "suite" / "level1" / "39_rmsnorm.py"
-    example = drift.problem_of(ROOT / "src" / "kerneljudge" / "examples" / "solutions" / "2_softmax_rows__cuda.py")
+    assert suite == problems_root() / "level1" / "39_rmsnorm.py"
+    example = drift.problem_of(examples_root() / "solutions" / "2_softmax_rows__cuda.py")
     assert example.name == "2_softmax_rows.py" and example.exists()
     with pytest.raises(SystemExit):
         drift.problem_of(ROOT / "benchmarks" / "solutions" / "level1" / "no_such_problem__x.py")

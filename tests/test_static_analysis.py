@@ -144,7 +144,8 @@ torch::Tensor softmax_cpu(torch::Tensor x) {
             float m = -INFINITY;
             for (int64_t c = 0; c < cols; ++c) m = std::max(m, in[r * cols + c]);
             float s = 0.f;
-            for (int64_t c = 0; c < cols; ++c) { o[r * cols + c] = std::exp(in[r * cols + c] - m); s += o[r * cols + c]; }
+            for (int64_t c = 0; c < cols; ++c) { o[r * cols + c] = std::exp(in[r * cols + c] - m); \
+s += o[r * cols + c]; }
             for (int64_t c = 0; c < cols; ++c) o[r * cols + c] /= s;
         }
     });
@@ -270,31 +271,44 @@ def test_message_names_the_construct_and_line():
     (TRITON_SOLUTION, "triton"),
     (CPP_SOLUTION, "cpp"),
     (TORCH_SOLUTION, "torch"),
-    ("import torch.utils.cpp_extension as ce\nm = ce.load_inline('m', cpp_sources='int f();', cuda_sources='__global__ void k(){}')", "cuda"),
-    ("from torch.utils import cpp_extension\nm = cpp_extension.load_inline('m', 'int f();', '__global__ void k(){}')", "cuda"),
-    ("import torch\nm = torch.utils.cpp_extension.load_inline(name='m', cpp_sources=['a'], cuda_sources=['b'])", "cuda"),
-    ("from torch.utils.cpp_extension import load_inline as li\nsrc = '__global__ void k(){}'\nm = li('m', cpp_sources='', cuda_sources=src)", "cuda"),
-    ("from torch.utils.cpp_extension import load_inline\nK = 'x'\nK += '__global__ void k(){}'\nm = load_inline('m', 'int f();', cuda_sources=[K])", "cuda"),
-    ("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', cpp_sources='int f(){return 1;}', cuda_sources=None)", "cpp"),
-    ("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', cpp_sources='int f(){return 1;}', cuda_sources='')", "cpp"),
-    ("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', 'int f(){return 1;}', functions=['f'])", "cpp"),
+    (("import torch.utils.cpp_extension as ce\n"
+      "m = ce.load_inline('m', cpp_sources='int f();', cuda_sources='__global__ void k(){}')"), "cuda"),
+    (("from torch.utils import cpp_extension\n"
+      "m = cpp_extension.load_inline('m', 'int f();', '__global__ void k(){}')"), "cuda"),
+    ("import torch\nm = torch.utils.cpp_extension.load_inline(name='m', cpp_sources=['a'], cuda_sources=['b'])",
+     "cuda"),
+    (("from torch.utils.cpp_extension import load_inline as li\nsrc = '__global__ void k(){}'\n"
+      "m = li('m', cpp_sources='', cuda_sources=src)"), "cuda"),
+    (("from torch.utils.cpp_extension import load_inline\nK = 'x'\nK += '__global__ void k(){}'\n"
+      "m = load_inline('m', 'int f();', cuda_sources=[K])"), "cuda"),
+    (("from torch.utils.cpp_extension import load_inline\n"
+      "m = load_inline('m', cpp_sources='int f(){return 1;}', cuda_sources=None)"), "cpp"),
+    (("from torch.utils.cpp_extension import load_inline\n"
+      "m = load_inline('m', cpp_sources='int f(){return 1;}', cuda_sources='')"), "cpp"),
+    (("from torch.utils.cpp_extension import load_inline\n"
+      "m = load_inline('m', 'int f(){return 1;}', functions=['f'])"), "cpp"),
     ("from torch.utils.cpp_extension import load\nm = load('m', sources=['kernel.cu'])", "cuda"),
     ("from triton import jit\n@jit\ndef k(x_ptr):\n    pass", "triton"),
     ("import triton\n@triton.jit(do_not_specialize=['n'])\ndef k(x_ptr, n):\n    pass", "triton"),
     ("import triton\ndef _k(x):\n    pass\nk = triton.jit(_k)", "triton"),
-    ("import triton\n@triton.autotune(configs=[], key=[])\ndef k(x):\n    pass", "torch"),  # autotune alone is no kernel
-    (TRITON_SOLUTION + "\n" + "from torch.utils.cpp_extension import load_inline\nm = load_inline('m', 'int f();')", "triton"),
+    (("import triton\n@triton.autotune(configs=[], key=[])\n"
+      "def k(x):\n    pass"), "torch"),  # autotune alone is no kernel
+    (TRITON_SOLUTION + "\n" + "from torch.utils.cpp_extension import load_inline\n"
+                               "m = load_inline('m', 'int f();')", "triton"),
     (TRITON_SOLUTION + "\n" + CUDA_SOLUTION, "cuda"),
     ("def f(:\n", "torch"),
-    ("from torch.utils.cpp_extension import load_inline\ncfg = dict(name='m')\nkw = {'cpp_sources': 'int f();', 'cuda_sources': '__global__ void k(){}'}\nm = load_inline(**kw)", "cuda"),
-    ("from torch.utils.cpp_extension import load_inline\nm = load_inline(**{'name': 'm', 'cpp_sources': 'int f(){return 1;}'})", "cpp"),
+    (("from torch.utils.cpp_extension import load_inline\ncfg = dict(name='m')\n"
+      "kw = {'cpp_sources': 'int f();', 'cuda_sources': '__global__ void k(){}'}\nm = load_inline(**kw)"), "cuda"),
+    (("from torch.utils.cpp_extension import load_inline\n"
+      "m = load_inline(**{'name': 'm', 'cpp_sources': 'int f(){return 1;}'})"), "cpp"),
 ])
 def test_detect_backend(source, expected):
     assert detect_backend(source) == expected
 
 
 def test_cuda_sources_from_a_runtime_call_count_as_cuda():
-    src = "from torch.utils.cpp_extension import load_inline\nm = load_inline('m', 'int f();', cuda_sources=open('k.cu').read())"
+    src = ("from torch.utils.cpp_extension import load_inline\n"
+           "m = load_inline('m', 'int f();', cuda_sources=open('k.cu').read())")
     assert detect_backend(src) == "cuda"
 
 
@@ -314,7 +328,8 @@ def test_plain_torch_is_no_kernel_under_strict_only():
 # --------------------------------------------------------------------- hacks in full solutions
 def _cuda_forward(body: str) -> str:
     return swap(CUDA_SOLUTION,
-                "        out = self.fused_linear_relu.fused_linear_relu_cuda(x, self.linear.weight, self.linear.bias)\n",
+                "        out = self.fused_linear_relu.fused_linear_relu_cuda(x, self.linear.weight, "
+                "self.linear.bias)\n",
                 textwrap.indent(textwrap.dedent(body), " " * 8))
 
 
@@ -325,17 +340,29 @@ FULL_HACKS = {
         except Exception:
             out = torch.relu(self.linear(x))
     """), {"fallback"}),
-    "self_linear_in_forward": (_cuda_forward("out = self.fused_linear_relu.fused_linear_relu_cuda(self.linear(x), self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
-    "x_at_w": (_cuda_forward("out = torch.relu_(x @ self.linear.weight.t())\nout = self.fused_linear_relu.fused_linear_relu_cuda(out, self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
-    "getattr_torch_mm": (_cuda_forward("out = getattr(torch, 'mm')(x, self.linear.weight.t())\nout = self.fused_linear_relu.fused_linear_relu_cuda(out, self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
-    "aten_mm": (_cuda_forward("out = torch.ops.aten.mm.default(x, self.linear.weight.t())\nout = self.fused_linear_relu.fused_linear_relu_cuda(out, self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
-    "functional_relu": (_cuda_forward("out = F.relu(F.linear(x, self.linear.weight, self.linear.bias))\n").replace("import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n"), {"torch_compute"}),
-    "reference_model": (CUDA_SOLUTION.replace("import torch.nn as nn\n", "import torch.nn as nn\nfrom reference import Model\n").replace(
-        "self.fused_linear_relu = fused_linear_relu", "self.fused_linear_relu = fused_linear_relu\n        self.ref = Model(in_features, out_features)").replace(
+    "self_linear_in_forward": (_cuda_forward("out = self.fused_linear_relu.fused_linear_relu_cuda(self.linear(x), "
+                                             "self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
+    "x_at_w": (_cuda_forward("out = torch.relu_(x @ self.linear.weight.t())\n"
+                             "out = self.fused_linear_relu.fused_linear_relu_cuda(out, "
+                             "self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
+    "getattr_torch_mm": (_cuda_forward("out = getattr(torch, 'mm')(x, self.linear.weight.t())\n"
+                                       "out = self.fused_linear_relu.fused_linear_relu_cuda(out, "
+                                       "self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
+    "aten_mm": (_cuda_forward("out = torch.ops.aten.mm.default(x, self.linear.weight.t())\n"
+                              "out = self.fused_linear_relu.fused_linear_relu_cuda(out, "
+                              "self.linear.weight, self.linear.bias)\n"), {"torch_compute"}),
+    "functional_relu": (_cuda_forward("out = F.relu(F.linear(x, self.linear.weight, self.linear.bias))\n").replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n"), {"torch_compute"}),
+    "reference_model": (CUDA_SOLUTION.replace("import torch.nn as nn\n",
+                                              "import torch.nn as nn\nfrom reference import Model\n").replace(
+        "self.fused_linear_relu = fused_linear_relu",
+        "self.fused_linear_relu = fused_linear_relu\n        self.ref = Model(in_features, out_features)").replace(
         "return out.view(B, -1)", "return self.ref(x)"), {"reference_model"}),
-    "thread_launching_work": (CUDA_SOLUTION.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport threading\n").replace(
+    "thread_launching_work": (CUDA_SOLUTION.replace("import torch.nn as nn\n",
+                                                    "import torch.nn as nn\nimport threading\n").replace(
         "        return out.view(B, -1)",
-        "        threading.Thread(target=self.fused_linear_relu.fused_linear_relu_cuda, args=(x, self.linear.weight, self.linear.bias)).start()\n"
+        "        threading.Thread(target=self.fused_linear_relu.fused_linear_relu_cuda, "
+        "args=(x, self.linear.weight, self.linear.bias)).start()\n"
         "        return out.view(B, -1)"), {"thread"}),
     "timer_patch": (CUDA_SOLUTION + "\ntorch.cuda.Event.elapsed_time = lambda self, end: 0.001\n", {"timer_patch"}),
     "tensor_subclass": (CUDA_SOLUTION + textwrap.dedent("""
@@ -345,9 +372,11 @@ FULL_HACKS = {
                 return super().__torch_function__(func, types, args, kwargs or {})
     """), {"tensor_subclass"}),
     "cxx_matmul": (swap(CUDA_SOLUTION, "    auto out = torch::empty({M, N}, x.options());",
-                        "    auto out = torch::relu(torch::matmul(xc, w.t()) + b);\n    return out;"), {"cxx_torch_compute"}),
+                        "    auto out = torch::relu(torch::matmul(xc, w.t()) + b);\n    return out;"),
+                   {"cxx_torch_compute"}),
     "cxx_cublas": (swap(CUDA_SOLUTION, "    dim3 block(16, 16);",
-                        "    cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w.data_ptr<float>(), K, xc.data_ptr<float>(), K, &zero, out.data_ptr<float>(), N);\n    dim3 block(16, 16);"),
+                        "    cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, w.data_ptr<float>(), K, "
+                        "xc.data_ptr<float>(), K, &zero, out.data_ptr<float>(), N);\n    dim3 block(16, 16);"),
                    {"cxx_torch_compute"}),
 }
 
@@ -360,7 +389,8 @@ def test_hacked_full_solutions_are_blocked(name):
 
 def test_triton_solution_hacks():
     fallback = swap(TRITON_SOLUTION, "        return triton_gelu(x)",
-                    "        if not x.is_cuda:\n            return torch.nn.functional.gelu(x, approximate='tanh')\n        return triton_gelu(x)")
+                    "        if not x.is_cuda:\n            return torch.nn.functional.gelu(x, approximate='tanh')\n"
+                    "        return triton_gelu(x)")
     assert codes(fallback) == {"fallback"}
     assert blocking(fallback, "lenient") == []
     wrapper_compute = swap(TRITON_SOLUTION, "    return out\n", "    return out * 1.0 + x.sum() * 0\n")
@@ -402,7 +432,8 @@ ALWAYS = {
     "tensor_subclass": [
         make(extra="class Lazy(torch.Tensor):\n    pass"),
         make(extra="class P(nn.Parameter):\n    pass"),
-        make(extra="class Hook:\n    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n        return func(*args)"),
+        make(extra="class Hook:\n    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n"
+                   "        return func(*args)"),
         make("return torch.Tensor._make_subclass(torch.Tensor, ext.relu_cuda(x))"),
         make("return ext.relu_cuda(x).as_subclass(torch.Tensor)"),
         make(extra="from torch.utils._python_dispatch import TorchDispatchMode\nclass M(TorchDispatchMode):\n    pass"),
@@ -430,7 +461,8 @@ ALWAYS = {
     "unsynced_stream": [
         make("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = ext.relu_cuda(x)\nreturn y"),
         make("with torch.cuda.stream(self.side):\n    return ext.relu_cuda(x)", init="self.side = torch.cuda.Stream()"),
-        make("return ext.relu_cuda(x)", extra="SIDE = torch.cuda.Stream()\ndef launch(x):\n    torch.cuda.set_stream(SIDE)\n    return ext.relu_cuda(x)"),
+        make("return ext.relu_cuda(x)", extra="SIDE = torch.cuda.Stream()\ndef launch(x):\n"
+                                              "    torch.cuda.set_stream(SIDE)\n    return ext.relu_cuda(x)"),
     ],
     "global_flag": [
         make(extra="torch.backends.cuda.matmul.allow_tf32 = True"),
@@ -468,7 +500,8 @@ def test_syntax_error_reports_its_line_and_nothing_else():
 # -------------------------------------------------------------------------- threads and processes
 THREADS = [
     make("t = threading.Thread(target=ext.relu_cuda, args=(x,))\nt.start()\nreturn x", extra="import threading"),
-    make("pool = ThreadPoolExecutor(1)\nfut = pool.submit(ext.relu_cuda, x)\nreturn x", extra="from concurrent.futures import ThreadPoolExecutor"),
+    make("pool = ThreadPoolExecutor(1)\nfut = pool.submit(ext.relu_cuda, x)\nreturn x",
+         extra="from concurrent.futures import ThreadPoolExecutor"),
     make(extra="import multiprocessing as mp\nctx = mp.get_context('fork')"),
     make(extra="import os\npid = os.fork()"),
     make(extra="import subprocess\nsubprocess.Popen(['nvidia-smi'])"),
@@ -488,9 +521,11 @@ def test_threads_block_under_strict_and_warn_under_lenient(index):
 
 
 def test_cxx_detached_thread_is_flagged_joined_thread_is_not():
-    detached = swap(CPP_SOLUTION, "    return out;\n}", "    std::thread([=]{ /* late work */ }).detach();\n    return out;\n}")
+    detached = swap(CPP_SOLUTION, "    return out;\n}",
+                    "    std::thread([=]{ /* late work */ }).detach();\n    return out;\n}")
     assert "thread" in codes(detached)
-    joined = swap(CPP_SOLUTION, "    return out;\n}", "    std::thread t([&]{ o[0] = 0.f; });\n    t.join();\n    return out;\n}")
+    joined = swap(CPP_SOLUTION, "    return out;\n}",
+                  "    std::thread t([&]{ o[0] = 0.f; });\n    t.join();\n    return out;\n}")
     assert "thread" not in codes(joined, blocking=False)
 
 
@@ -516,7 +551,8 @@ def test_streams_with_sync_back_are_allowed():
         return y
     """)
     assert blocking(events) == []
-    full_sync = make("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = ext.relu_cuda(x)\ntorch.cuda.synchronize()\nreturn y")
+    full_sync = make("s = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = ext.relu_cuda(x)\n"
+                     "torch.cuda.synchronize()\nreturn y")
     assert blocking(full_sync) == []
     current = make("stream = torch.cuda.current_stream().cuda_stream\nreturn ext.relu_cuda(x)")
     assert blocking(current) == []
@@ -524,7 +560,8 @@ def test_streams_with_sync_back_are_allowed():
 
 def test_cxx_side_stream_blocks_only_when_forward_reaches_it():
     side = swap(CUDA_SOLUTION, "    fused_linear_relu_kernel<<<grid, block, 0, at::cuda::getCurrentCUDAStream()>>>(",
-                "    auto side = at::cuda::getStreamFromPool();\n    fused_linear_relu_kernel<<<grid, block, 0, side.stream()>>>(")
+                "    auto side = at::cuda::getStreamFromPool();\n"
+                "    fused_linear_relu_kernel<<<grid, block, 0, side.stream()>>>(")
     assert "unsynced_stream" in codes(side)
     synced = swap(side, "    return out;\n}", "    cudaStreamSynchronize(side.stream());\n    return out;\n}")
     assert "unsynced_stream" not in codes(synced, blocking=False)
@@ -643,7 +680,8 @@ def test_aliasing_and_indirection_do_not_hide_compute(name):
 
 def test_property_used_by_forward_is_checked():
     source = make("return ext.relu_cuda(x) + 0 if False else self.wt").replace(
-        "    def forward(self, x):", "    @property\n    def wt(self):\n        return self.weight.t() * 2\n\n    def forward(self, x):")
+        "    def forward(self, x):",
+        "    @property\n    def wt(self):\n        return self.weight.t() * 2\n\n    def forward(self, x):")
     assert any(f.code == "torch_compute" and "`wt`" in f.message for f in analyze(source))
 
 
@@ -684,7 +722,8 @@ def test_torch_compute_in_a_helper_names_the_helper():
 
 
 def test_unreached_helpers_and_init_are_not_compute():
-    source = make("return ext.relu_cuda(x)", init="self.w2 = self.weight @ self.weight\nself.ref = torch.softmax(self.weight, 0)",
+    source = make("return ext.relu_cuda(x)",
+                  init="self.w2 = self.weight @ self.weight\nself.ref = torch.softmax(self.weight, 0)",
                   extra="def reference_check(a):\n    return torch.allclose(torch.relu(a), ext.relu_cuda(a))")
     assert blocking(source) == []
 
@@ -736,7 +775,8 @@ def test_fallback_to_pytorch(name):
 def test_try_except_around_the_build_is_fine():
     source = swap(CUDA_SOLUTION, "fused_linear_relu = load_inline(", "try:\n    fused_linear_relu = load_inline(")
     source = swap(source, '    extra_cuda_cflags=["-O3", "--use_fast_math"],\n)\n',
-                  '    extra_cuda_cflags=["-O3", "--use_fast_math"],\n)\nexcept Exception as e:\n    print("build failed", e)\n    raise\n')
+                  '    extra_cuda_cflags=["-O3", "--use_fast_math"],\n)\n'
+                  'except Exception as e:\n    print("build failed", e)\n    raise\n')
     source = source.replace("fused_linear_relu = load_inline(", "    fused_linear_relu = load_inline(", 1)
     assert detect_backend(source) == "cuda"
     assert blocking(source) == []
@@ -766,7 +806,8 @@ def test_reference_model_is_strict_only(snippet):
 
 
 def test_a_copied_unused_reference_class_is_not_a_reference_call():
-    copied = make(extra="class Model(nn.Module):\n    def __init__(self):\n        super(Model, self).__init__()\n    def forward(self, x):\n        return torch.relu(x)")
+    copied = make(extra="class Model(nn.Module):\n    def __init__(self):\n        super(Model, self).__init__()\n"
+                        "    def forward(self, x):\n        return torch.relu(x)")
     assert blocking(copied) == []
 
 
@@ -790,7 +831,8 @@ CXX = {
 
 @pytest.mark.parametrize("name", sorted(CXX))
 def test_cxx_torch_compute(name):
-    source = swap(TEMPLATE.replace("@EXTRA@", "").replace("@INIT@", "").replace("@BODY@", "        return ext.relu_cuda(x)"),
+    source = swap(TEMPLATE.replace("@EXTRA@", "").replace("@INIT@", "")
+                  .replace("@BODY@", "        return ext.relu_cuda(x)"),
                   "    auto y = torch::empty_like(x);", "    " + CXX[name].replace("\n", "\n    "))
     assert "cxx_torch_compute" in codes(source), analyze(source)
     assert blocking(source, "lenient") == []
@@ -804,12 +846,14 @@ def test_cxx_torch_compute(name):
     ("popen", 'FILE* p = popen("sleep 10 &", "r");', "thread"),
 ])
 def test_cxx_attacks(name, snippet, code):
-    source = swap(make(), "    auto y = torch::empty_like(x);", "    " + snippet + "\n    auto y = torch::empty_like(x);")
+    source = swap(make(), "    auto y = torch::empty_like(x);",
+                  "    " + snippet + "\n    auto y = torch::empty_like(x);")
     assert code in codes(source), analyze(source)
 
 
 def test_cxx_registering_aten_kernels_is_a_patch():
-    source = make() + 'lib = """\n#include <torch/extension.h>\nTORCH_LIBRARY_IMPL(aten, CUDA, m) { m.impl("mm", &my_mm); }\n"""\n'
+    source = make() + ('lib = """\n#include <torch/extension.h>\n'
+                       'TORCH_LIBRARY_IMPL(aten, CUDA, m) { m.impl("mm", &my_mm); }\n"""\n')
     assert "torch_internals_patch" in codes(source)
 
 
@@ -837,7 +881,8 @@ torch::Tensor f(torch::Tensor x) {
     return y;
 }
 '''
-    source = make(extra=f"other_src = r'''\n#include <torch/extension.h>\n{cxx}'''\nother = load_inline('o', cpp_sources=other_src)")
+    source = make(extra=f"other_src = r'''\n#include <torch/extension.h>\n{cxx}'''\n"
+                        "other = load_inline('o', cpp_sources=other_src)")
     assert blocking(source) == [], analyze(source)
 
 

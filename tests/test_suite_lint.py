@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from kerneljudge.core.problem import ProblemError, read_problem
-from kerneljudge.suite import catalog, sol
+from kerneljudge.judging import roofline
+from kerneljudge.suite import catalog
 from kerneljudge.cli.suite import register
-from kerneljudge.suite.lint import LintWorker, lint_many, lint_problem, slowest
+from kerneljudge.judging.lint import LintWorker, lint_many, lint_problem, slowest
 
 HEADER = "import torch\nimport torch.nn as nn\n"
 
@@ -275,14 +276,14 @@ def test_catalog_skips_level4_without_transformers(monkeypatch):
 
 
 def test_h200_spec():
-    spec = sol.H200
-    measured = sol.read_ceilings(sol.H200_CEILINGS) if sol.H200_CEILINGS.exists() else {}
-    for key in sol.CEILING_FIELDS:
+    spec = roofline.H200
+    measured = roofline.read_ceilings(roofline.H200_CEILINGS) if roofline.H200_CEILINGS.exists() else {}
+    for key in roofline.CEILING_FIELDS:
         if measured.get(key) is not None:   # the packaged measurement wins, and says where it came from
             assert getattr(spec, key) == measured[key]
             assert spec.source[key].startswith("measured ") and "H200" in spec.source[key]
         else:
-            assert getattr(spec, key) == sol.H200_DATASHEET[key]
+            assert getattr(spec, key) == roofline.H200_DATASHEET[key]
             assert spec.source[key].startswith("datasheet")
     assert spec.peak_flops("fp32") == spec.fp32_flops and spec.peak_flops("fp32", tf32=True) == spec.tf32_flops
     assert spec.peak_flops("bf16") == spec.bf16_flops and spec.peak_flops("fp16") == spec.fp16_flops
@@ -292,43 +293,44 @@ def test_spec_from_measured_ceilings(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"gpu": "NVIDIA H200", "date": "2026-12-01T10:00:00+00:00", "driver": "580.1",
                                 "torch": "2.11", "memory_bandwidth": 4.2e12, "bf16_flops": 8e14}))
-    spec = sol.spec_from("NVIDIA H200", sol.H200_DATASHEET, sol.read_ceilings(path))
+    spec = roofline.spec_from("NVIDIA H200", roofline.H200_DATASHEET, roofline.read_ceilings(path))
     assert spec.memory_bandwidth == 4.2e12 and spec.bf16_flops == 8e14
-    assert spec.fp32_flops == sol.H200_DATASHEET["fp32_flops"] and spec.source["fp32_flops"] == "datasheet"
+    assert spec.fp32_flops == roofline.H200_DATASHEET["fp32_flops"] and spec.source["fp32_flops"] == "datasheet"
     assert spec.source["memory_bandwidth"] == "measured 2026-12-01 on NVIDIA H200, driver 580.1, torch 2.11"
     path.write_text(json.dumps({"gpu": "NVIDIA H200", "fp32_flops": -1}))
-    with pytest.raises(sol.CeilingsError):
-        sol.read_ceilings(path)
-    assert sol._packaged_ceilings(path, "H200") is None          # unusable: warned, datasheet kept
+    with pytest.raises(roofline.CeilingsError):
+        roofline.read_ceilings(path)
+    assert roofline._packaged_ceilings(path, "H200") is None          # unusable: warned, datasheet kept
     path.write_text(json.dumps({"gpu": "NVIDIA A100", "fp32_flops": 1e13}))
-    assert sol._packaged_ceilings(path, "H200") is None          # another GPU's numbers are not the H200's
+    assert roofline._packaged_ceilings(path, "H200") is None          # another GPU's numbers are not the H200's
 
 
 def test_sol_square_matmul_by_hand(cache_dir, tmp_path):
     problem = read_problem(catalog.suite_root() / "level1" / "1_square_matmul.py")
     n = problem.constants["N"]
-    row = sol.sol_problem(problem, cache_dir=str(tmp_path), use_cache=False)
+    row = roofline.sol_problem(problem, cache_dir=str(tmp_path), use_cache=False)
     flops = 2 * n * n * n
     nbytes = 3 * n * n * 4                                   # A and B read, C written, fp32
     assert row["flops"] == flops
     assert row["bytes"] == nbytes
     assert row["input_bytes"] == 2 * n * n * 4 and row["param_bytes"] == 0 and row["output_bytes"] == n * n * 4
-    assert row["sol_s"] == pytest.approx(max(flops / sol.H200.fp32_flops, nbytes / sol.H200.memory_bandwidth))
+    assert row["sol_s"] == pytest.approx(max(flops / roofline.H200.fp32_flops, nbytes / roofline.H200.memory_bandwidth))
     assert row["bound_by"] == "compute"
     assert row["intensity"] == pytest.approx(flops / nbytes)
     # counting happens once; the bound for another precision reuses the counts
-    counts = sol.measure(problem, cache_dir=str(tmp_path))
+    counts = roofline.measure(problem, cache_dir=str(tmp_path))
     assert counts["cached"] is True
-    bf16 = sol.bound(counts, sol.H200, "bf16")
+    bf16 = roofline.bound(counts, roofline.H200, "bf16")
     assert bf16["bytes"] == nbytes // 2
-    assert bf16["sol_s"] == pytest.approx(max(flops / sol.H200.bf16_flops, nbytes / 2 / sol.H200.memory_bandwidth))
+    assert bf16["sol_s"] == pytest.approx(max(flops / roofline.H200.bf16_flops,
+                                              nbytes / 2 / roofline.H200.memory_bandwidth))
 
 
 def test_sol_causal_attention_counts_only_the_unmasked_products(tmp_path):
     problem = read_problem(catalog.suite_root() / "level1" / "100_causal_attention.py")
     c = problem.constants
     b, h, s, d = c["batch_size"], c["num_heads"], c["seq_len"], c["head_dim"]
-    counts = sol.measure(problem, cache_dir=str(tmp_path), use_cache=False)
+    counts = roofline.measure(problem, cache_dir=str(tmp_path), use_cache=False)
     dense = 2 * (2 * b * h * s * s * d)                        # q @ k^T and p @ v, every product
     kept = s * (s + 1) // 2 / (s * s)                          # row i keeps keys 0..i
     assert counts["flops_by_op"]["bmm"] == dense
@@ -351,7 +353,7 @@ def test_sol_linear_with_params_and_data_dependent(tmp_path):
         def forward(self, x):
             return x[torch.nonzero(x > 0, as_tuple=True)]
         """))
-    row, dyn = sol.sol_many([linear, dynamic], cache_dir=str(tmp_path), use_cache=False)   # one worker
+    row, dyn = roofline.sol_many([linear, dynamic], cache_dir=str(tmp_path), use_cache=False)   # one worker
 
     b, k, m = 8192, 16384, 4096
     assert row["flops"] == 2 * b * k * m                    # the bias add and relu count zero

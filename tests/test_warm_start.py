@@ -157,7 +157,8 @@ def test_a_fork_that_fails_before_solution_code_runs_is_retried_cold(monkeypatch
     broken = _BrokenTemplate()
     monkeypatch.setattr(warm_start, "template_for", lambda env: broken)
     with Judge(device="cpu", cache_dir=cache_dir, timing=False) as judge:
-        verdict = judge.judge(FIXTURES / "problems" / "row_sum.py", FIXTURES / "solutions" / "correct_triton_row_sum.py")
+        verdict = judge.judge(FIXTURES / "problems" / "row_sum.py",
+                              FIXTURES / "solutions" / "correct_triton_row_sum.py")
     assert verdict.verdict == "correct", verdict.reason
     assert verdict.sandbox["started"] == "cold"
     assert "failed before any solution code ran" in broken.retired

@@ -57,8 +57,8 @@ def unjudgeable(pid: str, kind: str = "degenerate_reference", **extra: Any) -> d
 
 
 def numerics(cls: str, err: float = 1e-6) -> dict[str, Any]:
-    return {"max_abs_err": err, "max_rel_err": err * 10, "rel_l2": err / 2, "frac_over_tol": 0.0 if cls != "wrong" else 0.3,
-            "class": cls, "contract": "tf32"}
+    return {"max_abs_err": err, "max_rel_err": err * 10, "rel_l2": err / 2,
+            "frac_over_tol": 0.0 if cls != "wrong" else 0.3, "class": cls, "contract": "tf32"}
 
 
 def bench_rows() -> list[tuple[dict[str, Any], str | None]]:
@@ -93,7 +93,8 @@ def bench_rows() -> list[tuple[dict[str, Any], str | None]]:
     for pid, sample, turn, row, text in items:
         stem = pid.split("/")[-1]
         row.update({"sample": sample, "turn": turn, "level": int(pid[5]), "model": "openai:test-model",
-                    "item": f"{stem}__s{sample}_t{turn}", "extraction": "ok" if row["verdict"] != "no_code" else "no_code",
+                    "item": f"{stem}__s{sample}_t{turn}",
+                    "extraction": "ok" if row["verdict"] != "no_code" else "no_code",
                     "usage": {"prompt_tokens": 1000, "completion_tokens": 400}, "cost_usd": None,
                     "finish_reason": "stop", "gen_latency_s": 3.2})
         out.append((row, text))

@@ -10,9 +10,9 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "judge": "api", "Judge": "api",
-    "JudgeOptions": "types", "Verdict": "types", "TimingStats": "types",
-    "Problem": "problem", "ProblemError": "problem", "read_problem": "problem",
-    "load_results": "results_data",
+    "JudgeOptions": "core.types", "Verdict": "core.types", "TimingStats": "core.types",
+    "Problem": "core.problem", "ProblemError": "core.problem", "read_problem": "core.problem",
+    "load_results": "results.export",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -5,6 +5,8 @@ read by a small tokenizer.  See docs/static-analysis.md for the rules and their 
 
     detect_backend(source) -> "cuda" | "triton" | "cpp" | "torch"
     analyze(source, policy="strict", backend=None) -> list[Finding]   (sorted by line)
+
+May import: core. Never the solution (its text is parsed, not imported).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ast
 from typing import Optional
 
 from kerneljudge.core import pyast
+from kerneljudge.core.types import BACKENDS as KERNEL_BACKENDS
 from kerneljudge.analysis.backend import detect_backend, detect_from_index
 from kerneljudge.analysis.compute import ComputeRules
 from kerneljudge.analysis.cxx_scan import looks_like_cxx, scan_sources
@@ -22,7 +25,7 @@ from kerneljudge.analysis.python_ast import Index
 from kerneljudge.analysis.safety import SafetyRules
 
 __all__ = ["analyze", "detect_backend", "Finding", "POLICIES", "RULES"]
-BACKENDS = ("cuda", "triton", "cpp", "torch")
+BACKENDS = KERNEL_BACKENDS + ("torch",)   # "torch": no kernel of its own, only PyTorch calls
 
 
 def analyze(source: str, policy: str = "strict", backend: Optional[str] = None) -> list[Finding]:
@@ -42,7 +45,8 @@ def analyze(source: str, policy: str = "strict", backend: Optional[str] = None) 
     except RecursionError:  # hostile nesting deep enough to defeat the walkers: never accept it blindly
         return resolve([Hit("syntax_error", 1, "the solution is nested too deeply to be analysed")], policy)
     except Exception as e:  # a checker bug must not wave a solution through (nor crash the judge)
-        return resolve([Hit("analysis_error", 1, f"static analysis failed on this solution ({type(e).__name__}: {e})")], policy)
+        return resolve([Hit("analysis_error", 1,
+                            f"static analysis failed on this solution ({type(e).__name__}: {e})")], policy)
 
 
 def _hits(tree: ast.Module, backend: Optional[str]) -> list[Hit]:
@@ -76,7 +80,8 @@ def _defines_modelnew(tree: ast.Module) -> bool:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "ModelNew" for t in targets):
                 return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == "ModelNew" for a in node.names):
+        if (isinstance(node, (ast.Import, ast.ImportFrom))
+                and any((a.asname or a.name) == "ModelNew" for a in node.names)):
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             stack.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))

@@ -39,7 +39,8 @@ def _arg(index: Index, call: ast.Call, name: str, slot: Optional[int]) -> Option
                     for k, v in zip(d.keys, d.values):
                         if k is not None and const_str(k) == name:
                             return v
-    if slot is not None and len(call.args) > slot and not any(isinstance(a, ast.Starred) for a in call.args[: slot + 1]):
+    if (slot is not None and len(call.args) > slot
+            and not any(isinstance(a, ast.Starred) for a in call.args[: slot + 1])):
         return call.args[slot]
     return None
 

@@ -80,11 +80,13 @@ class ComputeRules:
             if not (s.container(node.left) or s.container(node.right) or isinstance(node.left, _LITERALS)
                     or isinstance(node.right, _LITERALS)) and (s.is_tensor(node.left) or s.is_tensor(node.right)):
                 return f"applies `{op}` to tensors"
-        if isinstance(node, ast.AugAssign) and s.is_tensor(node.target) and not s.container(node.target) and not s.container(node.value):
+        if (isinstance(node, ast.AugAssign) and s.is_tensor(node.target) and not s.container(node.target)
+                and not s.container(node.value)):
             return f"applies `{_OPS.get(type(node.op), '?')}=` to a tensor"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert)) and s.is_tensor(node.operand):
             return "negates a tensor"
-        if isinstance(node, ast.Compare) and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in node.ops):
+        if isinstance(node, ast.Compare) and not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
+                                                     for o in node.ops):
             if any(s.is_tensor(x) for x in [node.left] + node.comparators):
                 return "compares tensors elementwise"
         return None
@@ -122,7 +124,8 @@ class ComputeRules:
             return None
         recv, m = f.value, f.attr
         if s.self_attr(recv) in s.info.nn_attrs:
-            return f"calls {short(f)} (an {s.info.nn_attrs[s.self_attr(recv)]} module)" if (m in _NN_CALL_METHODS or m in COMPUTE_METHODS) else None
+            return (f"calls {short(f)} (an {s.info.nn_attrs[s.self_attr(recv)]} module)"
+                    if (m in _NN_CALL_METHODS or m in COMPUTE_METHODS) else None)
         if (isinstance(recv, ast.Name) and recv.id in ("self", "cls")) or isinstance(recv, _LITERALS + (ast.Constant,)):
             return None
         if self.p.is_ext(recv, s.cls) or s.self_attr(recv) in s.info.local_attrs or self.ix.qualname(recv):
@@ -141,7 +144,8 @@ class ComputeRules:
                    "under strict a PyTorch fallback path is not allowed")
             self.hits.append(Hit("fallback", line, msg))
         else:
-            msg = f"{where} {phrase} (PyTorch compute) at line {line}; under strict the work must happen in the solution's own kernels"
+            msg = (f"{where} {phrase} (PyTorch compute) at line {line}; "
+                   "under strict the work must happen in the solution's own kernels")
             self.hits.append(Hit("torch_compute", line, msg))
 
     def _kernel(self, nodes, cls: Optional[str]) -> bool:
@@ -212,11 +216,13 @@ class ComputeRules:
                 hit = f"refers to the reference Model through {short(node)}"
             elif isinstance(node, ast.alias) and "Model" in (node.name.split(".")[-1], node.asname):
                 hit = "imports a Model (the reference)"
-            elif isinstance(node, ast.Constant) and node.value == "Model" and self._name_lookup(self.ix.parents.get(node)):
+            elif (isinstance(node, ast.Constant) and node.value == "Model"
+                  and self._name_lookup(self.ix.parents.get(node))):
                 hit = "looks up the reference Model by name"
             if hit and id(node) not in inside_own:
                 line = getattr(node, "lineno", None) or getattr(self.ix.parents.get(node), "lineno", 1)
-                self.hits.append(Hit("reference_model", line, f"{hit} at line {line}; under strict the solution may not "
+                self.hits.append(Hit("reference_model", line,
+                                     f"{hit} at line {line}; under strict the solution may not "
                                      "call or subclass the reference"))
 
     def _name_lookup(self, parent: Optional[ast.AST]) -> bool:
@@ -233,10 +239,12 @@ class ComputeRules:
                     continue
                 q = self.ix.qualname(node) or ""
                 if q.startswith(TORCH_CODEGEN):
-                    self.hits.append(Hit("torch_compute", node.lineno, f"uses {q} at line {node.lineno}; {TENSOR_CODEGEN_NOTE}"))
-            elif isinstance(node, ast.Call) and self.ix.qualname(node.func) == "builtins.getattr" and len(node.args) >= 2:
+                    self.hits.append(Hit("torch_compute", node.lineno,
+                                         f"uses {q} at line {node.lineno}; {TENSOR_CODEGEN_NOTE}"))
+            elif (isinstance(node, ast.Call) and self.ix.qualname(node.func) == "builtins.getattr"
+                  and len(node.args) >= 2):
                 base = self.ix.qualname(node.args[0]) or ""
                 if base.split(".")[0] == "torch" and self.ix.qualname(node) is None:
                     self.hits.append(Hit("torch_compute", node.lineno, f"looks up a torch function by a computed name "
-                                         f"({short(node)}) at line {node.lineno}; under strict the work must happen in the "
-                                         "solution's own kernels, and a computed name hides which op runs"))
+                                         f"({short(node)}) at line {node.lineno}; under strict the work must happen "
+                                         "in the solution's own kernels, and a computed name hides which op runs"))

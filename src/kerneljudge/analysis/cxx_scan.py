@@ -206,40 +206,52 @@ class Scanner:
         if comps[0] in ("at", "torch") and len(comps) > 1 and not method:
             middle = comps[1:-1]
             if any(c in COMPUTE_NS for c in comps[1:]):
-                self.add("cxx_torch_compute", i, f"embedded C++ uses {name} (torch library compute) at line {{line}}; {_STRICT}")
+                self.add("cxx_torch_compute", i,
+                         f"embedded C++ uses {name} (torch library compute) at line {{line}}; {_STRICT}")
             elif call and all(c in ("at", "torch") for c in middle) and not (
-                    last[:1].isupper() or re.match(r"k[A-Z]", last) or last in ALLOWED or last.startswith(("get", "is", "check", "set", "to"))):
-                self.add("cxx_torch_compute", i, f"embedded C++ calls {name} (ATen compute) at line {{line}}; {_STRICT}")
+                    last[:1].isupper() or re.match(r"k[A-Z]", last) or last in ALLOWED
+                    or last.startswith(("get", "is", "check", "set", "to"))):
+                self.add("cxx_torch_compute", i,
+                         f"embedded C++ calls {name} (ATen compute) at line {{line}}; {_STRICT}")
             elif not call and last in STRONG and not middle:
-                self.add("cxx_torch_compute", i, f"embedded C++ refers to {name} (ATen compute) at line {{line}}; {_STRICT}")
+                self.add("cxx_torch_compute", i,
+                         f"embedded C++ refers to {name} (ATen compute) at line {{line}}; {_STRICT}")
         elif method and call and len(comps) == 1:
             if last in STRONG or (self._receiver_root(i - 2) in tensors and last not in ALLOWED_METHODS):
-                self.add("cxx_torch_compute", i, f"embedded C++ calls the tensor method .{last}() at line {{line}}; {_STRICT}")
+                self.add("cxx_torch_compute", i,
+                         f"embedded C++ calls the tensor method .{last}() at line {{line}}; {_STRICT}")
         elif call and len(comps) == 1:
             if last.startswith(LIBRARY_PREFIXES):
-                self.add("cxx_torch_compute", i, f"embedded C++ calls {last} (vendor library compute) at line {{line}}; {_STRICT}")
+                self.add("cxx_torch_compute", i,
+                         f"embedded C++ calls {last} (vendor library compute) at line {{line}}; {_STRICT}")
             elif using_torch and last in STRONG and last not in local:
-                self.add("cxx_torch_compute", i, f"embedded C++ calls {last} from namespace at/torch at line {{line}}; {_STRICT}")
+                self.add("cxx_torch_compute", i,
+                         f"embedded C++ calls {last} from namespace at/torch at line {{line}}; {_STRICT}")
         if call and last in FLAG_CALLS:
-            self.add("global_flag", i, f"embedded C++ calls {last} at line {{line}}; numerics and speed flags must stay as the judge set them")
+            self.add("global_flag", i, f"embedded C++ calls {last} at line {{line}}; "
+                     "numerics and speed flags must stay as the judge set them")
         if last in PERSISTING_L2:
-            self.add("persisting_l2", i, f"embedded C++ uses {last} at line {{line}}: persisting-L2 lines would keep data "
-                     "in L2 across the judge's cache flush (the flush resets them; strict refuses them)")
+            self.add("persisting_l2", i, f"embedded C++ uses {last} at line {{line}}: "
+                     "persisting-L2 lines would keep data in L2 across the judge's cache flush "
+                     "(the flush resets them; strict refuses them)")
         if call and last in INTROSPECTION_CALLS:
-            self.add("judge_introspection", i, f"embedded C++ calls {last} at line {{line}}, which can reach or hook the judge's process")
+            self.add("judge_introspection", i, f"embedded C++ calls {last} at line {{line}}, "
+                     "which can reach or hook the judge's process")
         if call and not method and last in PROCESS_CALLS and len(comps) <= 2:
-            self.add("thread", i, f"embedded C++ starts a process ({last}) at line {{line}}; work outside the call escapes the timed window")
+            self.add("thread", i, f"embedded C++ starts a process ({last}) at line {{line}}; "
+                     "work outside the call escapes the timed window")
         if name in ("TORCH_LIBRARY_IMPL", "TORCH_LIBRARY_FRAGMENT") and self.src.tok(i + 2) in ("aten", "prims"):
-            self.add("torch_internals_patch", i, f"embedded C++ registers kernels for torch's own {self.src.tok(i + 2)} operators "
+            self.add("torch_internals_patch", i,
+                     f"embedded C++ registers kernels for torch's own {self.src.tok(i + 2)} operators "
                      "at line {line}; overriding torch operators is not allowed")
         if (last == "thread" and comps[:1] == ["std"]) or (call and last in ("pthread_create", "async") and not method):
             func = self.src.func_at[i]
             if "detach" in self.src.idents or "pthread_detach" in self.src.idents or not self._in_reach(func, _JOINS):
-                self.add("thread", i, f"embedded C++ starts a thread ({name}) at line {{line}} that is not joined before "
-                         "returning; work outside the call escapes the timed window")
+                self.add("thread", i, f"embedded C++ starts a thread ({name}) at line {{line}} "
+                         "that is not joined before returning; work outside the call escapes the timed window")
         if last in STREAM_MAKERS and not self._in_reach(self.src.func_at[i], STREAM_SYNCS):
-            self.add("unsynced_stream", i, f"embedded C++ uses a side stream ({last}) at line {{line}} without synchronising "
-                     "back; the timer would stop early")
+            self.add("unsynced_stream", i, f"embedded C++ uses a side stream ({last}) at line {{line}} "
+                     "without synchronising back; the timer would stop early")
 
     def _literals(self) -> None:
         src = self.src
@@ -248,11 +260,15 @@ class Scanner:
             i = max(0, bisect_right(starts, offset) - 1)
             before = src.code[max(0, offset - 40):offset].rstrip(' "(')
             if lit.startswith("/proc") or "KERNELJUDGE" in lit.upper():
-                self.add("judge_introspection", i, f"embedded C++ refers to {lit[:40]!r} at line {{line}}; the judge's process state and settings are off limits")
+                self.add("judge_introspection", i, f"embedded C++ refers to {lit[:40]!r} at line {{line}}; "
+                         "the judge's process state and settings are off limits")
             if before.endswith("getenv") and SENSITIVE_ENV.search(lit):
-                self.add("judge_introspection", i, f"embedded C++ reads environment variable {lit!r} at line {{line}}; the judge's settings and seeds are off limits")
+                self.add("judge_introspection", i, f"embedded C++ reads environment variable {lit!r} at line {{line}}; "
+                         "the judge's settings and seeds are off limits")
             if lit.startswith(("aten::", "prims::")) and before.endswith("impl"):
-                self.add("torch_internals_patch", i, f"embedded C++ registers an implementation of {lit[:40]!r} at line {{line}}; overriding torch operators is not allowed")
+                self.add("torch_internals_patch", i,
+                         f"embedded C++ registers an implementation of {lit[:40]!r} at line {{line}}; "
+                         "overriding torch operators is not allowed")
 
 
 def scan_sources(sources: list[Segments], used: Optional[set[str]]) -> list[Hit]:
@@ -272,8 +288,10 @@ def scan_sources(sources: list[Segments], used: Optional[set[str]]) -> list[Hit]
         for code, offset, message, func in scanner.found:
             line = line_at(text, marks, offset)
             message = message.replace("{line}", str(line))
-            if code in SCOPED and reach is not None and func and func not in reach and not func.startswith(_INIT_BLOCKS):
-                hits.append(Hit("cxx_unreached", line, f"{message} -- noted only: it sits in C++ function {func}, which forward does not reach"))
+            if (code in SCOPED and reach is not None and func and func not in reach
+                    and not func.startswith(_INIT_BLOCKS)):
+                hits.append(Hit("cxx_unreached", line, f"{message} -- noted only: it sits in C++ function {func}, "
+                                "which forward does not reach"))
             else:
                 hits.append(Hit(code, line, message))
     return hits

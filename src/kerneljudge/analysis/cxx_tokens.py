@@ -109,7 +109,8 @@ class Source:
                     end = n - 1 if end < 0 else end
                     for j in range(i, end + 1):
                         self.func_at[j] = t
-                    self.mentions.setdefault(t, set()).update(self.tok(j) for j in range(k, end + 1) if is_ident(self.tok(j)))
+                    self.mentions.setdefault(t, set()).update(self.tok(j) for j in range(k, end + 1)
+                                                              if is_ident(self.tok(j)))
                     i = end + 1
                     continue
             i += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Iterable, NamedTuple
 
-POLICIES = ("strict", "lenient")
+from kerneljudge.core.types import POLICIES
 
 # code -> (blocking under strict, blocking under lenient).  Every code is reported under both policies;
 # a strict-only rule is a non-blocking note under lenient, so reports can still say what a solution did.

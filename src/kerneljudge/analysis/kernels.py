@@ -299,9 +299,11 @@ class Summary:
         out.append({"name": "(total)", "class": "total", "device_us": round(self.total_us, 3),
                     "calls": sum(r.calls for r in self.rows), "share": 1.0, "clock": self.device,
                     **{f"{c}_share": round(self.share(c), 4) for c in CLASSES},
-                    "custom_names_known": self.custom_known, "rows_left_out": max(0, len(self.rows) - limit) + self.dropped,
+                    "custom_names_known": self.custom_known,
+                    "rows_left_out": max(0, len(self.rows) - limit) + self.dropped,
                     "library_calls": self.library_calls, "reference_library_calls": self.reference_library_calls,
-                    "reference_library_us": None if self.reference_library_us is None else round(self.reference_library_us, 3)})
+                    "reference_library_us": (None if self.reference_library_us is None
+                                             else round(self.reference_library_us, 3))})
         return out
 
 

@@ -11,7 +11,8 @@ from typing import Iterator, Optional
 
 from kerneljudge.analysis.backend import build_kind, find_builds, jit_functions
 from kerneljudge.analysis.python_ast import Index, const_str
-from kerneljudge.analysis.torch_names import ATEN_LIKE_OPS, NN_CONTAINERS, nn_is_compute, nn_module_class, torch_call_returns_tensor
+from kerneljudge.analysis.torch_names import (ATEN_LIKE_OPS, NN_CONTAINERS, nn_is_compute, nn_module_class,
+                                              torch_call_returns_tensor)
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 ENTRY_METHODS = ("forward", "__call__")
@@ -51,12 +52,14 @@ class Program:
         self.kernel_funcs: set[int] = set()
         self._collect_kernel_funcs()
         self.entry_class = self._entry_class()
-        self.entries = [m for m in (self.method(self.entry_class, n) for n in ENTRY_METHODS) if m] if self.entry_class else []
+        self.entries = ([m for m in (self.method(self.entry_class, n) for n in ENTRY_METHODS) if m]
+                        if self.entry_class else [])
 
     # ------------------------------------------------------------------------------ classes/methods
     def bases(self, cls: str) -> list[str]:
         c = self.ix.classes.get(cls)
-        return [b.id for b in c.bases if isinstance(b, ast.Name) and b.id in self.ix.classes and b.id != cls] if c else []
+        return ([b.id for b in c.bases if isinstance(b, ast.Name) and b.id in self.ix.classes and b.id != cls]
+                if c else [])
 
     def method(self, cls: Optional[str], name: str, seen: frozenset = frozenset()) -> Optional[ast.AST]:
         """Method lookup through local base classes (a simple depth-first MRO is enough here)."""
@@ -129,7 +132,8 @@ class Program:
             f = expr.func
             if isinstance(f, ast.Name) and f.id in self.ext_funcs:
                 return True
-            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and f.attr in self.ext_funcs:
+            if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
+                    and f.attr in self.ext_funcs):
                 return True
             if self.ix.qualname(f) == "builtins.getattr" and expr.args:
                 return self.is_ext(expr.args[0], cls)
@@ -193,10 +197,12 @@ class Program:
             func = self.ix.parents.get(func)
         for n in ast.walk(func) if names and func is not None else ():
             if isinstance(n, (ast.Assign, ast.AugAssign)) and any(
-                    isinstance(t, ast.Name) and t.id in names for t in (n.targets if isinstance(n, ast.Assign) else [n.target])):
+                    isinstance(t, ast.Name) and t.id in names
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])):
                 nodes.extend(ast.walk(n.value))
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend", "insert") \
-                    and isinstance(n.func.value, ast.Name) and n.func.value.id in names:
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr in ("append", "extend", "insert")
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id in names):
                 nodes.extend(x for a in n.args for x in ast.walk(a))
         return nodes
 
@@ -305,12 +311,13 @@ class Program:
                         m = self.method(cls, n.attr)
                         todo.extend([m] if m else [])
                         for local in info.local_attrs.get(n.attr, ()):  # built in __init__, used here
-                            todo.extend(m for m in self.all_methods(local) if m.name not in _NOT_FORWARD + ("__init__", "__new__"))
+                            todo.extend(m for m in self.all_methods(local)
+                                        if m.name not in _NOT_FORWARD + ("__init__", "__new__"))
                     elif n.value.id in self.ix.classes:
                         m = self.method(n.value.id, n.attr)
                         todo.extend([m] if m else [])
-                elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
-                        and n.value.func.id == "super":
+                elif (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Call)
+                      and isinstance(n.value.func, ast.Name) and n.value.func.id == "super"):
                     for base in self.bases(cls) if cls else []:
                         m = self.method(base, n.attr)
                         todo.extend([m] if m else [])
@@ -340,9 +347,11 @@ class Program:
             return None
         aliases: dict[str, set[str]] = {}  # "name" / "self.attr" -> extension attributes bound to it
         for node in self.ix.nodes:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and self.is_ext(node.value.value, self.class_of(node)):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute)
+                    and self.is_ext(node.value.value, self.class_of(node))):
                 for t in node.targets:
-                    key = t.id if isinstance(t, ast.Name) else (f"self.{t.attr}" if isinstance(t, ast.Attribute) else None)
+                    key = (t.id if isinstance(t, ast.Name)
+                           else (f"self.{t.attr}" if isinstance(t, ast.Attribute) else None))
                     if key:
                         aliases.setdefault(key, set()).add(node.value.attr)
         used: set[str] = set()
@@ -355,7 +364,8 @@ class Program:
                     used |= aliases.get(n.id, set())
                 elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
                     used |= aliases.get(f"self.{n.attr}", set())
-                elif isinstance(n, ast.Call) and self.ix.qualname(n.func) == "builtins.getattr" and n.args and self.is_ext(n.args[0], cls):
+                elif (isinstance(n, ast.Call) and self.ix.qualname(n.func) == "builtins.getattr" and n.args
+                      and self.is_ext(n.args[0], cls)):
                     name = const_str(n.args[1]) if len(n.args) > 1 else None
                     if name is None:
                         return None

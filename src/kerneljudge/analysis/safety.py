@@ -49,7 +49,8 @@ MOCK_ROOTS = ("unittest.mock", "mock")
 DYNAMIC = frozenset({"builtins.exec", "builtins.eval", "builtins.compile", "types.FunctionType", "types.CodeType",
                      "marshal.loads", "pickle.loads", "runpy.run_path", "runpy.run_module", "runpy.run_code"})
 FLAG_CALLS = frozenset({"torch.set_float32_matmul_precision", "torch.set_flush_denormal", "torch.set_default_dtype",
-                        "torch.set_default_device", "torch.set_default_tensor_type", "torch.use_deterministic_algorithms"})
+                        "torch.set_default_device", "torch.set_default_tensor_type",
+                        "torch.use_deterministic_algorithms"})
 TENSOR_BASES = frozenset({"torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase", "torch.nn.Parameter",
                           "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer",
                           "torch.nn.parameter.UninitializedParameter"})
@@ -108,14 +109,19 @@ class SafetyRules:
                 self._import(node)
             elif isinstance(node, ast.ClassDef):
                 self._classdef(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__torch_function__", "__torch_dispatch__"):
-                self.add("tensor_subclass", node, f"defines {node.name} at line {{line}}; tensor subclasses and dispatch hooks can return lazy or fake outputs")
+            elif (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.name in ("__torch_function__", "__torch_dispatch__")):
+                self.add("tensor_subclass", node, f"defines {node.name} at line {{line}}; "
+                         "tensor subclasses and dispatch hooks can return lazy or fake outputs")
             elif isinstance(node, ast.Call):
                 self._call(node)
             elif isinstance(node, ast.Attribute) and node.attr in FRAME_ATTRS:
-                self.add("judge_introspection", node, f"reads frame/function internals `{short(node)}` at line {{line}}, which can reach the judge's state")
+                self.add("judge_introspection", node,
+                         f"reads frame/function internals `{short(node)}` at line {{line}}, "
+                         "which can reach the judge's state")
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("/proc"):
-                self.add("judge_introspection", node, f"refers to {node.value[:40]!r} at line {{line}}; reading /proc can reach the judge's process state")
+                self.add("judge_introspection", node, f"refers to {node.value[:40]!r} at line {{line}}; "
+                         "reading /proc can reach the judge's process state")
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
                 self._reference(node)
         self._streams()
@@ -134,27 +140,34 @@ class SafetyRules:
             if q:
                 self._patch(q, t)
         elif isinstance(t, ast.Subscript):
-            if isinstance(t.value, ast.Call) and self.ix.qualname(t.value.func) in ("builtins.globals", "builtins.locals"):
+            if (isinstance(t.value, ast.Call)
+                    and self.ix.qualname(t.value.func) in ("builtins.globals", "builtins.locals")):
                 return  # rebinding the solution's own names
             q = self.ix.qualname(t)
             base = self.ix.qualname(t.value)
             if q:
                 self._patch(q, t)
-            elif base == "sys.modules" or (isinstance(t.value, ast.Attribute) and t.value.attr == "__dict__" and self.ix.qualname(t.value.value)):
-                self.add("torch_internals_patch", t, f"writes `{short(t)}` at line {{line}}; replacing modules or module attributes is not allowed")
+            elif base == "sys.modules" or (isinstance(t.value, ast.Attribute) and t.value.attr == "__dict__"
+                                           and self.ix.qualname(t.value.value)):
+                self.add("torch_internals_patch", t, f"writes `{short(t)}` at line {{line}}; "
+                         "replacing modules or module attributes is not allowed")
             elif base in ("os.environ", "os.environb") and not isinstance(stmt, ast.Delete):
                 key = const_str(t.slice)
                 if key in TF32_ENV:
-                    self.add("global_flag", t, f"sets environment variable {key} at line {{line}}, which changes matmul precision (TF32)")
+                    self.add("global_flag", t, f"sets environment variable {key} at line {{line}}, "
+                             "which changes matmul precision (TF32)")
 
     def _patch(self, q: str, node: ast.AST) -> None:
         code = patch_code(q)
         if code == "global_flag":
-            self.add(code, node, f"changes the global flag {q} at line {{line}}; numerics and speed flags must stay as the judge set them")
+            self.add(code, node, f"changes the global flag {q} at line {{line}}; "
+                     "numerics and speed flags must stay as the judge set them")
         elif code == "timer_patch":
-            self.add(code, node, f"reassigns {q} at line {{line}}; patching timers or synchronisation fakes the measured time")
+            self.add(code, node, f"reassigns {q} at line {{line}}; "
+                     "patching timers or synchronisation fakes the measured time")
         else:
-            self.add(code, node, f"reassigns {q} at line {{line}}; patching torch, builtins or other imported modules is not allowed")
+            self.add(code, node, f"reassigns {q} at line {{line}}; "
+                     "patching torch, builtins or other imported modules is not allowed")
 
     def _setattr_like(self, node: ast.Call, fq: str) -> bool:
         func, args = node.func, node.args
@@ -178,55 +191,78 @@ class SafetyRules:
         if self._setattr_like(node, fq):
             return
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "pop", "__setitem__", "clear", "popitem"):
+        if isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "pop", "__setitem__", "clear",
+                                                             "popitem"):
             owner = self.ix.qualname(func.value)
-            if owner == "sys.modules" or (isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__" and self.ix.qualname(func.value.value)):
-                self.add("torch_internals_patch", node, f"modifies `{short(func.value)}` at line {{line}}; replacing modules or module attributes is not allowed")
+            if owner == "sys.modules" or (isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__"
+                                          and self.ix.qualname(func.value.value)):
+                self.add("torch_internals_patch", node, f"modifies `{short(func.value)}` at line {{line}}; "
+                         "replacing modules or module attributes is not allowed")
             elif owner in ("os.environ", "os.environb") and func.attr in ("update", "setdefault", "__setitem__"):
                 keys = [const_str(a) for a in node.args[:1]] + [k.arg for k in node.keywords]
                 if isinstance(node.args[0] if node.args else None, ast.Dict):
                     keys += [const_str(k) for k in node.args[0].keys]
                 if any(k in TF32_ENV for k in keys):
-                    self.add("global_flag", node, f"sets a TF32 override environment variable at line {{line}}, which changes matmul precision")
+                    self.add("global_flag", node, "sets a TF32 override environment variable at line {line}, "
+                             "which changes matmul precision")
         if fq == "os.putenv" and node.args and const_str(node.args[0]) in TF32_ENV:
-            self.add("global_flag", node, f"sets environment variable {const_str(node.args[0])} at line {{line}}, which changes matmul precision (TF32)")
-        if fq in FLAG_CALLS or (fq.startswith("torch.backends.") and fq.rsplit(".", 1)[-1].startswith(("enable_", "preferred_", "flags", "allow_", "set_", "sdp_kernel"))):
-            self.add("global_flag", node, f"calls {fq} at line {{line}}; numerics and speed flags must stay as the judge set them")
-        if fq.rsplit(".", 1)[-1] in ("_make_subclass", "_make_wrapper_subclass") or (isinstance(func, ast.Attribute) and func.attr in ("as_subclass", "_make_subclass", "_make_wrapper_subclass")):
-            self.add("tensor_subclass", node, f"calls {short(func)} at line {{line}}; outputs must be plain, materialised tensors")
+            self.add("global_flag", node, f"sets environment variable {const_str(node.args[0])} at line {{line}}, "
+                     "which changes matmul precision (TF32)")
+        if fq in FLAG_CALLS or (fq.startswith("torch.backends.") and fq.rsplit(".", 1)[-1].startswith(
+                ("enable_", "preferred_", "flags", "allow_", "set_", "sdp_kernel"))):
+            self.add("global_flag", node, f"calls {fq} at line {{line}}; "
+                     "numerics and speed flags must stay as the judge set them")
+        if fq.rsplit(".", 1)[-1] in ("_make_subclass", "_make_wrapper_subclass") or (
+                isinstance(func, ast.Attribute) and func.attr in ("as_subclass", "_make_subclass",
+                                                                  "_make_wrapper_subclass")):
+            self.add("tensor_subclass", node, f"calls {short(func)} at line {{line}}; "
+                     "outputs must be plain, materialised tensors")
         if fq.rsplit(".", 1)[-1].startswith("register_module_") and fq.startswith("torch.nn."):
-            self.add("torch_internals_patch", node, f"calls {fq} at line {{line}}; global module hooks change every torch module in the process")
-        if fq.startswith("torch.library.") and any((const_str(a) or "").startswith(("aten", "prims", "prim::")) for a in node.args):
-            self.add("torch_internals_patch", node, f"registers through {fq} for a built-in torch operator at line {{line}}; overriding torch's own operators is not allowed")
+            self.add("torch_internals_patch", node, f"calls {fq} at line {{line}}; "
+                     "global module hooks change every torch module in the process")
+        if fq.startswith("torch.library.") and any((const_str(a) or "").startswith(("aten", "prims", "prim::"))
+                                                   for a in node.args):
+            self.add("torch_internals_patch", node, f"registers through {fq} for a built-in torch operator "
+                     "at line {line}; overriding torch's own operators is not allowed")
         if fq in ("builtins.__import__", "importlib.import_module", "importlib.__import__") and node.args \
                 and self.ix.known_str(node.args[0]) is None:
-            self.add("dynamic_code", node, f"imports a module whose name is computed at runtime ({fq}) at line {{line}}; it cannot be checked statically")
+            self.add("dynamic_code", node, f"imports a module whose name is computed at runtime ({fq}) "
+                     "at line {line}; it cannot be checked statically")
         if fq in ("os.getenv", "os.getenvb", "os.environ.get") and node.args:
             self._env_key(node.args[0], node)
 
     def _env_key(self, key_node: ast.AST, node: ast.AST) -> None:
         key = const_str(key_node)
         if key is None:
-            self.add("judge_introspection", node, f"reads an environment variable with a computed name at line {{line}}; the environment may hold the judge's seeds")
+            self.add("judge_introspection", node, "reads an environment variable with a computed name at line {line}; "
+                     "the environment may hold the judge's seeds")
         elif SENSITIVE_ENV.search(key):
-            self.add("judge_introspection", node, f"reads environment variable {key!r} at line {{line}}; the judge's settings and seeds are off limits")
+            self.add("judge_introspection", node, f"reads environment variable {key!r} at line {{line}}; "
+                     "the judge's settings and seeds are off limits")
 
     # ------------------------------------------------------------------------------- module usage
     def _classify(self, q: str, node: ast.AST) -> None:
-        if _under(q, THREAD_ROOTS) or q in THREAD_CREATORS or q in PROCESS_CALLS or q.startswith(("os.spawn", "os.exec")):
-            self.add("thread", node, f"uses {q} at line {{line}}; work started in threads or processes can escape the timed window")
+        if (_under(q, THREAD_ROOTS) or q in THREAD_CREATORS or q in PROCESS_CALLS
+                or q.startswith(("os.spawn", "os.exec"))):
+            self.add("thread", node, f"uses {q} at line {{line}}; "
+                     "work started in threads or processes can escape the timed window")
         if q in INTROSPECTION:
-            self.add("judge_introspection", node, f"uses {q} at line {{line}}, which can reach the judge's frames or objects")
+            self.add("judge_introspection", node, f"uses {q} at line {{line}}, "
+                     "which can reach the judge's frames or objects")
         if q in DESCRIPTOR_IO or _under(q, DESCRIPTOR_ROOTS):
-            self.add("judge_introspection", node, f"uses {q} at line {{line}}; raw descriptor I/O can reach the judge's private channel")
+            self.add("judge_introspection", node, f"uses {q} at line {{line}}; "
+                     "raw descriptor I/O can reach the judge's private channel")
         if _under(q, NATIVE_ROOTS):
-            self.add("judge_introspection", node, f"uses {q} at line {{line}}; ctypes/cffi give raw memory and native calls outside the extension build")
+            self.add("judge_introspection", node, f"uses {q} at line {{line}}; "
+                     "ctypes/cffi give raw memory and native calls outside the extension build")
         if _under(q, JUDGE_ROOTS):
             self.add("judge_introspection", node, f"uses {q} at line {{line}}; the judge's own modules are off limits")
         if _under(q, MOCK_ROOTS):
-            self.add("torch_internals_patch", node, f"uses {q} at line {{line}}; mocking replaces functions the judge relies on")
+            self.add("torch_internals_patch", node, f"uses {q} at line {{line}}; "
+                     "mocking replaces functions the judge relies on")
         if q in DYNAMIC:
-            self.add("dynamic_code", node, f"uses {q} at line {{line}}; code built at runtime cannot be checked statically")
+            self.add("dynamic_code", node, f"uses {q} at line {{line}}; "
+                     "code built at runtime cannot be checked statically")
 
     def _import(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
@@ -256,11 +292,13 @@ class SafetyRules:
                 self._env_key(parent.slice, parent)
         elif isinstance(parent, ast.Attribute):
             if parent.attr in ("items", "keys", "values", "copy", "__iter__", "__repr__", "__str__", "_data"):
-                self.add("judge_introspection", node, f"enumerates os.environ at line {{line}}; the environment may hold the judge's seeds")
+                self.add("judge_introspection", node, "enumerates os.environ at line {line}; "
+                         "the environment may hold the judge's seeds")
         elif isinstance(parent, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
             pass  # membership of a fixed name is harmless; its key was checked if it was read
         else:
-            self.add("judge_introspection", node, f"reads the whole os.environ at line {{line}}; the environment may hold the judge's seeds")
+            self.add("judge_introspection", node, "reads the whole os.environ at line {line}; "
+                     "the environment may hold the judge's seeds")
 
     def _modules_use(self, node: ast.AST, parent: ast.AST) -> None:
         key = None
@@ -269,7 +307,8 @@ class SafetyRules:
             if not isinstance(parent.ctx, ast.Load) or own(parent.slice):
                 return  # stores and deletes are reported as patches
             key = const_str(parent.slice)
-        elif isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "pop", "__setitem__", "clear", "popitem"):
+        elif isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "pop", "__setitem__",
+                                                                   "clear", "popitem"):
             return
         elif isinstance(parent, ast.Attribute) and parent.attr == "get":
             call = self.ix.parents.get(parent)
@@ -280,19 +319,26 @@ class SafetyRules:
             return
         if key is None or key.split(".")[0] not in SAFE_MODULE_ROOTS:
             what = f"sys.modules[{key!r}]" if key else "sys.modules"
-            self.add("judge_introspection", node, f"looks up {what} at line {{line}}; modules outside the standard library and torch may be the judge's")
+            self.add("judge_introspection", node, f"looks up {what} at line {{line}}; "
+                     "modules outside the standard library and torch may be the judge's")
 
     # ------------------------------------------------------------------------------------- classes
     def _classdef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
             q = self.ix.qualname(base) or ""
             if q in TENSOR_BASES:
-                self.add("tensor_subclass", node, f"defines class {node.name} as a subclass of {q} at line {{line}}; outputs must be plain, materialised tensors")
+                self.add("tensor_subclass", node, f"defines class {node.name} as a subclass of {q} at line {{line}}; "
+                         "outputs must be plain, materialised tensors")
             elif q.rsplit(".", 1)[-1] in MODE_BASES:
-                self.add("tensor_subclass", node, f"defines class {node.name} as a {q.rsplit('.', 1)[-1]} at line {{line}}; dispatch modes intercept every torch call")
+                self.add("tensor_subclass", node,
+                         f"defines class {node.name} as a {q.rsplit('.', 1)[-1]} at line {{line}}; "
+                         "dispatch modes intercept every torch call")
         for stmt in node.body:
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in ("__torch_function__", "__torch_dispatch__") for t in stmt.targets):
-                self.add("tensor_subclass", stmt, f"sets a torch dispatch hook in class {node.name} at line {{line}}; outputs must be plain, materialised tensors")
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name)
+                                                    and t.id in ("__torch_function__", "__torch_dispatch__")
+                                                    for t in stmt.targets):
+                self.add("tensor_subclass", stmt, f"sets a torch dispatch hook in class {node.name} at line {{line}}; "
+                         "outputs must be plain, materialised tensors")
 
     # ------------------------------------------------------------------------------------- streams
     def _stream_holders(self) -> tuple[set[str], set[str]]:
@@ -300,7 +346,8 @@ class SafetyRules:
         names, attrs = set(), set()
         module_level = set(map(id, scope_nodes(self.ix.tree)))
         for node in self.ix.nodes:
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and self._makes_stream(node.value):
+            if (isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+                    and self._makes_stream(node.value)):
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
                     if isinstance(t, ast.Name) and id(node) in module_level:
                         names.add(t.id)  # a module global (or class attribute) holding a stream
@@ -325,9 +372,11 @@ class SafetyRules:
                         use = True
                     elif fq in STREAM_CTORS and scope is not self.ix.tree:
                         use = not self._stored_on_self(node)
-                    if fq == "torch.cuda.synchronize" or (isinstance(node.func, ast.Attribute) and node.func.attr in SYNC_METHODS):
+                    if fq == "torch.cuda.synchronize" or (isinstance(node.func, ast.Attribute)
+                                                         and node.func.attr in SYNC_METHODS):
                         synced = True
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names and scope is not self.ix.tree:
+                elif (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names
+                      and scope is not self.ix.tree):
                     use = True
                 elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs
                       and isinstance(node.value, ast.Name) and node.value.id == "self"):
@@ -336,12 +385,14 @@ class SafetyRules:
                     first_use = node
             if first_use is not None and not synced:
                 where = getattr(scope, "name", "module-level code" if scope is self.ix.tree else "a lambda")
-                self.add("unsynced_stream", first_use, f"{where} runs work on a side CUDA stream at line {{line}} without synchronising back "
-                         "(wait_stream, synchronize or an event wait) in the same function; the timer would stop early")
+                self.add("unsynced_stream", first_use, f"{where} runs work on a side CUDA stream at line {{line}} "
+                         "without synchronising back (wait_stream, synchronize or an event wait) in the same function; "
+                         "the timer would stop early")
 
     def _stored_on_self(self, call: ast.Call) -> bool:
-        node, parent = call, self.ix.parents.get(call)
+        parent = self.ix.parents.get(call)
         while isinstance(parent, (ast.List, ast.Tuple, ast.ListComp, ast.comprehension, ast.GeneratorExp, ast.Call)):
-            node, parent = parent, self.ix.parents.get(parent)
+            parent = self.ix.parents.get(parent)
         return isinstance(parent, (ast.Assign, ast.AnnAssign)) and all(
-            isinstance(t, ast.Attribute) for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target]))
+            isinstance(t, ast.Attribute)
+            for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target]))

@@ -57,7 +57,8 @@ class TensorScope:
             isinstance(e, ast.BinOp) and (self.container(e.left) or self.container(e.right)))
 
     def _params(self, func: ast.AST, entry: bool) -> None:
-        for f in [func] + [n for n in ast.walk(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]:
+        for f in [func] + [n for n in ast.walk(func)
+                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]:
             a = f.args
             params = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]
             if f is func and entry and params and self.cls:
@@ -78,7 +79,8 @@ class TensorScope:
     def _bind(self, n: ast.AST) -> None:
         if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
             it = n.iter
-            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "zip", "reversed") and it.args:
+            if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                    and it.func.id in ("enumerate", "zip", "reversed") and it.args):
                 if it.func.id == "zip" and isinstance(n.target, ast.Tuple):
                     return self._bind_pairs(n.target.elts, it.args)
                 if it.func.id == "enumerate" and isinstance(n.target, ast.Tuple) and len(n.target.elts) == 2:
@@ -92,7 +94,8 @@ class TensorScope:
         if value is None:
             return
         for t in targets:
-            if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
+            if (isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                    and len(t.elts) == len(value.elts)):
                 self._bind_pairs(t.elts, value.elts)
             else:
                 self._bind_pairs([t], [value])

@@ -117,7 +117,8 @@ COMPUTE_METHODS = frozenset({
     "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__pow__",
     "__neg__", "__iadd__", "__imul__", "__isub__", "__itruediv__", "apply_", "map_",
 })
-AMBIGUOUS_METHODS = frozenset({"add", "sort", "log", "round", "copy", "index", "count"})  # set.add, list.sort, logger.log
+# set.add, list.sort, logger.log
+AMBIGUOUS_METHODS = frozenset({"add", "sort", "log", "round", "copy", "index", "count"})
 
 OPERATOR_COMPUTE = frozenset({"matmul", "imatmul", "mul", "imul", "add", "iadd", "sub", "isub", "truediv",
                               "itruediv", "floordiv", "pow", "neg", "mod"})

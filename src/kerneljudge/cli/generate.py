@@ -17,10 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK = 0
-EXIT_INCOMPLETE = 1
-EXIT_USAGE = 2
-EXIT_INPUT = 3
+from kerneljudge.cli.options import ExitCode
+from kerneljudge.core.types import BACKENDS, DEVICES, POLICIES, PRECISIONS
 
 
 def _ids(text: str) -> list[str]:
@@ -53,7 +51,7 @@ def register(subparsers: Any) -> None:
                         "(default 1)")
     p.add_argument("--all-turns", action="store_true",
                    help="keep refining after an accepted turn (default: a trajectory stops once accepted)")
-    p.add_argument("--backend", choices=("cuda", "triton", "cpp"), default=None,
+    p.add_argument("--backend", choices=BACKENDS, default=None,
                    help="what the model is asked to write (default: cuda on a CUDA device, triton on the CPU)")
     p.add_argument("--shots", choices=("0", "1", "few"), default="0", help="worked examples in the prompt")
     p.add_argument("--hardware", choices=("auto", "none", "h200"), default="auto",
@@ -69,11 +67,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--concurrency", type=int, default=4, help="model requests in flight (default 4)")
     p.add_argument("--max-attempts", type=int, default=6, help="tries per request on 429/5xx/timeouts (default 6)")
     p.add_argument("--request-timeout", type=float, default=600.0, help="seconds per model request (default 600)")
-    p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
+    p.add_argument("--device", choices=DEVICES + ("auto",), default="auto",
                    help="where solutions are judged (default cuda if present)")
-    p.add_argument("--policy", choices=("strict", "lenient"), default="strict",
+    p.add_argument("--policy", choices=POLICIES, default="strict",
                    help="strict: work must happen in the solution's own kernels (default)")
-    p.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32", help="run precision")
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32", help="run precision")
     p.add_argument("--trials", type=int, default=5, help="correctness trials per solution (default 5)")
     p.add_argument("--budget", type=float, default=2.0, help="timing budget per model in seconds (default 2)")
     p.add_argument("--no-timing", action="store_true", help="check correctness only")
@@ -129,7 +127,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.problems != "suite" and not Path(args.problems).is_dir():
         print(f"kerneljudge: --problems must be 'suite' or a folder; {args.problems} is neither", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     from kerneljudge.core.progress import Progress
 
     try:
@@ -137,7 +135,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             result = run_bench(_settings(args), say=progress.callback)
     except BenchError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return {"input": EXIT_INPUT, "provider": EXIT_INCOMPLETE}.get(exc.kind, EXIT_USAGE)
+        return {"input": ExitCode.INPUT, "provider": ExitCode.INCOMPLETE}.get(exc.kind, ExitCode.USAGE)
     except KeyboardInterrupt:
         print(f"kerneljudge: interrupted; finished items are in {args.out}/verdicts.jsonl; run the same command "
               "again to resume", file=sys.stderr)
@@ -166,7 +164,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(json.dumps(summary, sort_keys=True, default=str))
     elif result.rows:
         print(score.summary_table(summary))
-    return EXIT_INCOMPLETE if result.errors else EXIT_OK
+    return ExitCode.INCOMPLETE if result.errors else ExitCode.OK
 
 
 def _cost(value: Any) -> str:
@@ -182,88 +180,29 @@ def _summarize(rows: list[dict[str, Any]], baselines: dict[str, dict[str, float]
 # ---------------------------------------------------------------------------------------------- score
 
 
-def _packaged_baseline(kind: str) -> tuple[str, dict[str, float], dict[str, Any]]:
-    """The packaged H200 baselines (data/suite/baselines_h200.json) as a baseline table."""
-    from kerneljudge.suite import baselines as B
-
-    try:
-        data = B.load(B.PACKAGED)
-    except B.BaselineError as exc:
-        raise ValueError(str(exc)) from None
-    name, _ = B.PACKAGED_NAMES[kind]
-    table = B.baseline_table(data, kind, eager_fallback=True)
-    if not table:
-        raise ValueError(f"the packaged baselines ({B.PACKAGED}) hold no {kind} times")
-    stand_ins = len(table) - len(B.baseline_table(data, kind))
-    print(f"kerneljudge: baseline {name}: packaged {kind} reference times of {len(table)} problems, "
-          f"{B.describe(data)}" + (f"; {stand_ins} of them eager times where torch.compile failed or timed out"
-                                   if stand_ins else ""), file=sys.stderr)
-    return name, table, data
-
-
-def _read_baseline(spec: str) -> tuple[str, dict[str, float]]:
-    name, sep, file = spec.partition("=")
-    if not sep:
-        name, file = Path(spec).stem, spec
-    try:
-        data = json.loads(Path(file).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read baseline {file}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"baseline {file} must be a JSON object problem_id -> ms")
-    out: dict[str, float] = {}
-    for pid, ms in data.items():
-        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not ms > 0:
-            raise ValueError(f"baseline {file}: {pid!r} -> {ms!r} is not a positive number of milliseconds")
-        out[str(pid)] = float(ms)
-    return name or Path(file).stem, out
-
-
-def _warn_other_machine(rows: list[dict[str, Any]], data: dict[str, Any]) -> None:
-    """Speedups against packaged baselines only mean something when the run was judged on that GPU."""
-    gpu = str(data.get("machine", {}).get("gpu") or "")
-    judged = sorted({str(r["device_name"]) for r in rows if r.get("device_name")})
-    other = [d for d in judged if not gpu or gpu.lower() not in d.lower()]
-    if other:
-        print(f"kerneljudge: warning: the packaged baselines were measured on {gpu or 'an unknown GPU'} but this run "
-              f"was judged on {', '.join(other)}; speedups against them compare different machines", file=sys.stderr)
-
-
 def cmd_score(args: argparse.Namespace) -> int:
     from kerneljudge.results import score
+    from kerneljudge.results.baselines import load_baselines
     from kerneljudge.generate.runfolder import RunFolder, generation_totals, missing_trajectories, read_verdicts
 
     path = Path(args.run)
     if not path.exists():
         print(f"kerneljudge: {path} does not exist", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     rows, dropped = read_verdicts(path)
     if not rows:
         print(f"kerneljudge: no verdicts in {path}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     if dropped:
         print(f"kerneljudge: {dropped} repeated row(s) for the same (problem, sample, turn) ignored", file=sys.stderr)
-    baselines: dict[str, dict[str, float]] = {}
     try:
-        for spec in args.baseline:
-            if spec in ("compile", "eager") and not Path(spec).exists():
-                name, table, data = _packaged_baseline(spec)
-                _warn_other_machine(rows, data)
-            else:
-                name, table = _read_baseline(spec)
-            baselines[name] = table
+        baselines = load_baselines(args.baseline, rows)
     except ValueError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    problems = {score.problem_of(r) for r in rows}
-    for name, table in baselines.items():
-        lacking = sorted(problems - set(table))
-        if lacking:
-            print(f"kerneljudge: baseline {name} has no time for {len(lacking)} problem(s) ({', '.join(lacking[:3])}"
-                  f"{' ...' if len(lacking) > 3 else ''}): they count as not faster against it", file=sys.stderr)
+        return ExitCode.INPUT
     if any(k < 1 for k in args.ks) or args.n_boot < 0:
         print("kerneljudge: --ks values must be at least 1 and --n-boot at least 0", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     summary = _summarize(rows, baselines, args.ks, args.n_boot)
     summary["generation"] = generation_totals(rows)
     config = RunFolder(path).read_config() if path.is_dir() else None
@@ -274,7 +213,7 @@ def cmd_score(args: argparse.Namespace) -> int:
               "yet and are left out of every average (resume the bench run to finish them)", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, sort_keys=True, default=str))
-        return EXIT_OK
+        return ExitCode.OK
     print(score.summary_table(summary))
     gen = summary["generation"]
     if gen["replies"]:
@@ -282,7 +221,7 @@ def cmd_score(args: argparse.Namespace) -> int:
               f"max tokens), {gen['prompt_tokens']}+{gen['completion_tokens']} tokens, {_cost(gen['cost_usd'])}"
               + (f" ({gen['replies_without_price']} replies without a price)"
                  if gen["replies_without_price"] and gen["cost_usd"] is not None else ""))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 __all__ = ["register", "cmd_bench", "cmd_score"]

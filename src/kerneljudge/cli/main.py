@@ -14,58 +14,12 @@ from pathlib import Path
 from kerneljudge.results import text_tables as report
 from kerneljudge.core.paths import examples_root
 from kerneljudge.core.problem import ProblemError, read_problem
-from kerneljudge.core.types import CLOCKS, CONTRACTS, DEVICES, POLICIES, PRECISIONS, JudgeOptions
-
-EXIT_USAGE = 2
-EXIT_INPUT = 3
-EXIT_NO_SANDBOX = 4
-
-
-def _add_judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", choices=DEVICES + ("auto",), default="auto",
-                   help="where to run (default: cuda if present, else cpu at the problem's small preset)")
-    p.add_argument("--precision", choices=PRECISIONS, default="fp32", help="run precision (default fp32)")
-    p.add_argument("--policy", choices=POLICIES, default="strict",
-                   help="strict: work must happen in the solution's own kernels; lenient: any PyTorch allowed")
-    p.add_argument("--trials", type=int, default=5, help="correctness trials with fresh secret inputs (default 5)")
-    p.add_argument("--budget", type=float, default=2.0, help="timing budget per model in seconds (default 2)")
-    p.add_argument("--no-timing", action="store_true", help="check correctness only")
-    p.add_argument("--preset", choices=("auto", "default", "small"), default="auto",
-                   help="problem sizes: auto = small on CPU, default on CUDA")
-    p.add_argument("--build-timeout", type=float, default=600.0, help="seconds allowed to build (default 600)")
-    p.add_argument("--run-timeout", type=float, default=300.0, help="seconds allowed after the build (default 300)")
-    p.add_argument("--threads", type=int, default=1, help="CPU threads for reference and solution (default 1)")
-    p.add_argument("--cache-dir", default=None, help="builds and reference-time cache (default ~/.cache/kerneljudge)")
-    p.add_argument("--numerics", choices=CONTRACTS, default="tf32",
-                   help="numerics contract (docs/numerics.md): tf32 (default) accepts fp32- and tf32-class errors "
-                        "and times a tf32-class solution against a TF32-allowed reference; fp32 accepts only "
-                        "fp32-class errors; kernelbench is upstream's allclose(atol=rtol=1e-2)")
-    p.add_argument("--clock", choices=CLOCKS, default="end_to_end",
-                   help="the time `speedup` and fast_p use: end_to_end (host launch included, as in KernelBench; "
-                        "default) or device (CUDA-graph replays or profiler device time). Both are reported")
-    p.add_argument("--reuse-reference-times", action="store_true",
-                   help="take the reference's time from the cache of an earlier run instead of timing it now, "
-                        "interleaved with the solution (faster, less exact; the verdict says so)")
-    p.add_argument("--require-sandbox", action="store_true",
-                   help="refuse to judge when a layer of the solution's box (user, network or PID namespace, "
-                        "Landlock, no_new_privs) is missing here; without it such verdicts carry `unsandboxed`")
-    p.add_argument("--reserved-cores", type=int, default=None, metavar="N",
-                   help="CPU cores kept per device for the processes that time there; builds use the rest "
-                        "(default: 2 per GPU when enough cores remain; on the CPU --threads when two cores stay "
-                        "for builds; 0: no pinning)")
-    p.add_argument("--checks-at-once", type=int, default=None, metavar="N",
-                   help="solutions whose correctness is checked on one device at the same time (timing always "
-                        "has the device alone; default: 4 on a GPU, 1 on the CPU)")
-
-
-def _options(args: argparse.Namespace) -> JudgeOptions:
-    return JudgeOptions(device=args.device, precision=args.precision, policy=args.policy, trials=args.trials,
-                        time_budget_s=args.budget, timing=not args.no_timing, preset=args.preset,
-                        build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
-                        threads=args.threads, cache_dir=args.cache_dir, numerics=args.numerics, clock=args.clock,
-                        reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores,
-                        checks_at_once=args.checks_at_once, require_sandbox=args.require_sandbox)
-
+from kerneljudge.cli.generate import register as register_generation  # bench, score
+from kerneljudge.cli.options import ExitCode, add_judge_options, judge_options
+from kerneljudge.cli.results import register as register_results  # report, export, compare, import-hf
+from kerneljudge.cli.serve import register as register_serve  # serve
+from kerneljudge.cli.shapes import register as register_shapes  # shapes
+from kerneljudge.cli.suite import register as register_suite  # lint, suite
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from kerneljudge.api import judge
@@ -73,16 +27,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for label, path in (("problem", args.problem), ("solution", args.solution)):
         if not Path(path).is_file():
             print(f"kerneljudge: {label} file {path} does not exist", file=sys.stderr)
-            return EXIT_INPUT
+            return ExitCode.INPUT
     try:
         problem = read_problem(args.problem)
-        verdict = judge(problem, args.solution, _options(args))
+        verdict = judge(problem, args.solution, judge_options(args))
     except ProblemError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     except (OSError, UnicodeDecodeError) as exc:
         print(f"kerneljudge: cannot read {args.solution}: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     if args.json:
         print(verdict.to_json())
     else:
@@ -104,13 +58,13 @@ def _run_folder(problems_dir: Path, solutions_dir: Path, out: Path, args: argpar
         pairs, unmatched = pair_solutions(solutions_dir, problems)
     except ProblemError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     for path in unmatched:
         print(f"skipped {path.name}: no problem in {problems_dir} matches its name", file=sys.stderr)
     if not pairs:
         print(f"kerneljudge: no solution in {solutions_dir} maps to a problem in {problems_dir}", file=sys.stderr)
-        return EXIT_INPUT
-    options = _options(args)
+        return ExitCode.INPUT
+    options = judge_options(args)
     jobs = [Job(p, s) for p, s in pairs]
     if getattr(args, "backends", None):
         from kerneljudge.analysis import detect_backend
@@ -158,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--problem", required=True, help="problem .py (class Model, get_inputs, get_init_inputs)")
     p.add_argument("--solution", required=True, help="solution .py defining ModelNew")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout (logs on stderr)")
-    _add_judge_options(p)
+    add_judge_options(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("run", help="judge every solution in a folder whose file name maps to a problem",
@@ -171,9 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="JSONL run log (appended; existing verdicts are kept)")
     p.add_argument("--jobs", type=int, default=None,
                    help="solutions in flight at once (builds run in parallel; default: one per core on a GPU machine, "
-                        "plus one per solution that compiles nothing, up to twice the cores as memory allows; 2 on the CPU)")
+                        "plus one per solution that compiles nothing, up to twice the cores as memory allows; "
+                        "2 on the CPU)")
     p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
-    _add_judge_options(p)
+    add_judge_options(p)
     add_executor_arguments(p)
     p.set_defaults(func=cmd_run)
 
@@ -181,20 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="JSONL run log (default ./kerneljudge-examples.jsonl)")
     p.add_argument("--jobs", type=int, default=None, help="solutions in flight at once")
     p.add_argument("--json", action="store_true", help="print verdicts as JSON lines instead of a table")
-    _add_judge_options(p)
+    add_judge_options(p)
     add_executor_arguments(p)
     p.set_defaults(func=cmd_examples)
 
-    from kerneljudge.cli.generate import register as register_generation  # bench, score
-    from kerneljudge.cli.shapes import register as register_shapes  # shapes
-    from kerneljudge.cli.suite import register as register_suite  # lint, suite
-
-    from kerneljudge.cli.results import register as register_results  # report, export, compare, import-hf
-
     register_suite(sub)
     register_shapes(sub)
-    from kerneljudge.cli.serve import register as register_serve  # serve
-
     register_generation(sub)
     register_results(sub)
     register_serve(sub)
@@ -216,10 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except SandboxRequired as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return EXIT_NO_SANDBOX
+        return ExitCode.NO_SANDBOX
     except KeyboardInterrupt:
         print("kerneljudge: interrupted; verdicts reached so far are in the log", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from kerneljudge.cli.options import ExitCode
 from kerneljudge.core.extras import MissingExtra
 from kerneljudge.results.baselines import BASELINE_HELP
 from kerneljudge.results.report.build import SOURCE_KB, ReportSettings
@@ -19,7 +20,7 @@ def _labels(text: str) -> list[str]:
 
 def register(subparsers: Any) -> None:
     """Add report, export, compare and import-hf to an argparse subparsers object."""
-    from kerneljudge.results import compare as compare_runs, hf_import, export as results_data
+    from kerneljudge.results import compare, export, hf_import
 
     p = subparsers.add_parser(
         "report", help="one self-contained HTML report of one or more runs (plots, tables, every verdict)",
@@ -29,7 +30,8 @@ def register(subparsers: Any) -> None:
                     "filterable, sortable table of every verdict linking to its details and the solution's "
                     "source; with two or more runs, side by side and compared with the first. Needs "
                     "pip install 'kerneljudge[report]'.")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="a bench run folder, or a verdicts JSONL file (run, examples)")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="a bench run folder, or a verdicts JSONL file (run, examples)")
     p.add_argument("--out", default="report.html", metavar="FILE", help="the HTML file (default report.html; replaced)")
     p.add_argument("--baseline", action="append", default=[], metavar="[NAME=]FILE|compile|eager", help=BASELINE_HELP)
     p.add_argument("--labels", type=_labels, default=None, metavar="A,B,...",
@@ -43,8 +45,8 @@ def register(subparsers: Any) -> None:
                    help=f"show at most this many KiB of each solution (default {SOURCE_KB})")
     p.add_argument("--no-source", action="store_true", help="leave the solutions' source out of the page")
     p.set_defaults(func=cmd_report)
-    results_data.register(subparsers)
-    compare_runs.register(subparsers)
+    export.register(subparsers)
+    compare.register(subparsers)
     hf_import.register(subparsers)
 
 
@@ -55,14 +57,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if args.n_boot < 0 or args.band_boot < 0 or args.source_kb < 1:
         print("kerneljudge: --n-boot and --band-boot must be at least 0, --source-kb at least 1", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     started = time.monotonic()
     try:
         runs = load_runs(args.runs, args.labels)
         baselines = load_baselines(args.baseline, [v for r in runs for v in r.rows])
     except (RunError, ValueError) as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.INPUT
     devices = {str(v.get("device_name") or "") for r in runs for v in r.rows}
     if not args.baseline and devices and all("H200" in d for d in devices):
         print("kerneljudge: judged on an H200: add --baseline compile for curves against the packaged torch.compile "
@@ -77,7 +79,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         result = write_report(runs, args.out, baselines, settings)
     except MissingExtra as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.INPUT
     print(f"report: {result.rows} verdict(s) of {len(runs)} run(s), {result.figures} figure(s), "
           f"{result.bytes / 1e6:.1f} MB -> {result.path} ({time.monotonic() - started:.1f} s)", file=sys.stderr)
-    return 0
+    return ExitCode.OK

@@ -19,15 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kerneljudge.cli.options import ExitCode, add_judge_options, judge_options
 from kerneljudge.service.guard import is_loopback, sandbox_gaps
-
-EXIT_USAGE = 2
-EXIT_INPUT = 3
 
 
 def register(subparsers: Any) -> None:
     """Add the `serve` subcommand to an argparse subparsers object."""
-    from kerneljudge.cli.main import _add_judge_options
     from kerneljudge.judging.executors.base import add_executor_arguments
 
     p = subparsers.add_parser(
@@ -54,7 +51,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--allow-unsandboxed", action="store_true",
                    help="allow a non-loopback bind even when the judge's box is incomplete (not advised)")
     add_executor_arguments(p)
-    _add_judge_options(p)
+    add_judge_options(p)
     p.set_defaults(func=cmd_serve)
 
 
@@ -63,35 +60,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from aiohttp import web  # noqa: F401
     except ImportError:
         print("kerneljudge serve needs aiohttp: pip install 'kerneljudge[serve]'", file=sys.stderr)
-        return EXIT_USAGE
-    from kerneljudge.cli.main import _options
-
+        return ExitCode.USAGE
     problem = _check_args(args)
     if problem:
         print(f"kerneljudge serve: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     token = None
     if args.token_file:
         try:
             token = read_token(Path(args.token_file))
         except (OSError, ValueError) as exc:
             print(f"kerneljudge serve: {exc}", file=sys.stderr)
-            return EXIT_INPUT
+            return ExitCode.INPUT
     if not is_loopback(args.host):
         if token is None:
             print(f"kerneljudge serve: --host {args.host} is reachable from other machines: give --token-file",
                   file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
         gaps = sandbox_gaps()
         if gaps and not args.allow_unsandboxed:
             print(f"kerneljudge serve: refusing --host {args.host}: solutions would run outside a complete box "
                   f"({'; '.join(gaps)}). Bind to 127.0.0.1, or pass --allow-unsandboxed to accept the risk.",
                   file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
         if gaps:
             print(f"kerneljudge serve: WARNING: serving {args.host} without a complete box: {'; '.join(gaps)}",
                   file=sys.stderr)
-    options = _options(args)
+    options = judge_options(args)
     return asyncio.run(_serve(args, options, token))
 
 

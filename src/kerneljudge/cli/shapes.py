@@ -11,8 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-EXIT_OK = 0
-EXIT_INPUT = 3
+from kerneljudge.cli.options import ExitCode
 
 
 def register(subparsers: Any) -> None:
@@ -43,13 +42,13 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         problem = read_problem(args.problem)
     except ProblemError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+        return ExitCode.INPUT
     plan = resolve(problem, args.cache_dir, timeout_s=args.timeout, use_cache=not args.no_cache)
     if args.json:
         print(plan.to_json())
-        return EXIT_OK
+        return ExitCode.OK
     print(render(problem.id, plan.to_dict()))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def render(problem_id: str, plan: dict[str, Any]) -> str:

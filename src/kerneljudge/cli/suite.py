@@ -16,14 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_INPUT = 3
+from kerneljudge.cli.options import ExitCode
+from kerneljudge.core.types import PRECISIONS
 
 
 def register(subparsers: Any) -> None:
     """Add the `lint` and `suite` subcommands to an argparse subparsers object."""
-    from kerneljudge.suite.sol import GPUS
+    from kerneljudge.judging.roofline import GPUS
 
     p = subparsers.add_parser(
         "lint", help="check that problems are usable judging targets (runs the reference on the CPU)",
@@ -52,7 +51,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--level", type=int, default=None, help="only this level")
     p.add_argument("--json", action="store_true", help="one JSON object per problem per line")
     p.add_argument("--gpu", choices=sorted(GPUS), default="h200", help="GPU ceilings to use (default h200)")
-    p.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32",
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="run precision (fp32 means no TF32, as the judge runs it)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed per problem (default 300)")
     p.add_argument("--no-cache", action="store_true", help="recount instead of using cached counts")
@@ -68,32 +67,32 @@ def _problems(level: int | None):
 
 def cmd_lint(args: argparse.Namespace) -> int:
     from kerneljudge.core.problem import ProblemError, read_problem
-    from kerneljudge.suite.lint import lint_many, lint_problem
+    from kerneljudge.judging.lint import lint_many, lint_problem
 
     if args.problem is not None:
         if args.level is not None:
             print("kerneljudge lint: --level goes with --suite, not --problem", file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
         if not Path(args.problem).is_file():
             print(f"kerneljudge: problem file {args.problem} does not exist", file=sys.stderr)
-            return EXIT_INPUT
+            return ExitCode.INPUT
         try:
             problem = read_problem(args.problem)
         except ProblemError as exc:
             print(f"kerneljudge: {exc}", file=sys.stderr)
-            return EXIT_INPUT
+            return ExitCode.INPUT
         result = lint_problem(problem, args.preset, args.timeout, args.cache_dir)
         if args.json:
             print(json.dumps(_lint_json(result), sort_keys=True))
         else:
             print(_lint_text(result))
-        return EXIT_OK
+        return ExitCode.OK
 
     problems = _problems(args.level)
     if not problems:
         print(f"kerneljudge: no bundled problems{'' if args.level is None else f' at level {args.level}'}",
               file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     results = lint_many(problems, args.preset, args.timeout, args.cache_dir, progress=True)
     if args.json:
         for r in results:
@@ -102,7 +101,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         print(_lint_table(results))
     bad = sum(1 for r in results if r["degenerate"])
     print(f"linted {len(results)} problem(s): {len(results) - bad} clean, {bad} degenerate", file=sys.stderr)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _lint_json(result: dict[str, Any]) -> dict[str, Any]:
@@ -131,13 +130,13 @@ def _lint_table(results: list[dict[str, Any]]) -> str:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    from kerneljudge.suite.sol import GPUS, sol_many
+    from kerneljudge.judging.roofline import GPUS, sol_many
 
     problems = _problems(args.level)
     if not problems:
         print(f"kerneljudge: no bundled problems{'' if args.level is None else f' at level {args.level}'}",
               file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     rows = sol_many(problems, GPUS[args.gpu], args.precision, args.timeout, args.cache_dir, progress=True,
                     use_cache=not args.no_cache)
     if args.json:
@@ -150,7 +149,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
         spec = GPUS[args.gpu]
         sources = sorted(set(spec.source.values()))
         print(f"ceilings: {'; '.join(sources) if sources else 'unknown'} (docs/baselines.md)", file=sys.stderr)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _suite_table(rows: list[dict[str, Any]], gpu: str, precision: str) -> str:

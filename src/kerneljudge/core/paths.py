@@ -3,6 +3,7 @@ tables (all under kerneljudge/data/, shipped as package data; code never lives t
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -30,3 +31,12 @@ def prompts_root() -> Path:
 def suite_tables_root() -> Path:
     """Measured tables of the suite: H200 baselines, device ceilings, speed-of-light counts."""
     return data_root() / "suite"
+
+
+def default_cache_dir() -> str:
+    """The trusted cache (builds, counts, floors): $KERNELJUDGE_CACHE, else $XDG_CACHE_HOME/kerneljudge."""
+    env = os.environ.get("KERNELJUDGE_CACHE")
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kerneljudge")

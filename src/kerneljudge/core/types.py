@@ -12,6 +12,7 @@ VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout"
 # level, moved wholesale by its own TF32 forward, or a constant output would pass), or it failed to run.
 PROBLEM_OUTCOMES = ("degenerate_reference", "reference_failed")
 PRECISIONS = ("fp32", "fp16", "bf16")
+BACKENDS = ("cuda", "triton", "cpp")            # the forms a solution's own kernels take (docs/architecture.md)
 POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")
 CONTRACTS = ("tf32", "fp32", "kernelbench")   # numerics contracts: docs/numerics.md

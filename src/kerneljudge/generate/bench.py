@@ -36,13 +36,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from kerneljudge.core.problem import Problem, ProblemError
-from kerneljudge.core.types import JudgeOptions
+from kerneljudge.core.types import BACKENDS, JudgeOptions
 from kerneljudge.generate.extract import extract_solution
-from kerneljudge.generate.prompting import (
-    BACKENDS, build_messages, build_refinement_messages, feedback_from_verdict, feedback_no_code, held_out_shapes,
+from kerneljudge.generate.feedback import feedback_from_verdict, feedback_no_code
+from kerneljudge.generate.messages import build_messages, build_refinement_messages
+from kerneljudge.generate.scrub import held_out_shapes
+from kerneljudge.generate.bench_parts import (
+    BenchError, JudgeWorkers, describe, hardware_block, select_problems, stems_for,
 )
-from kerneljudge.generate.bench_parts import BenchError, JudgeWorkers, describe, hardware_block, select_problems, stems_for
-from kerneljudge.generate.providers.base import ProviderConfigError, ProviderError, ProviderRequestError
+from kerneljudge.generate.providers.types import ProviderConfigError, ProviderError, ProviderRequestError
 from kerneljudge.generate.runfolder import FORMAT, RunFolder, item_key, item_name, now, safe_url
 
 FATAL_STATUS = (401, 403, 404)      # a request error with one of these ends the whole run
@@ -213,7 +215,7 @@ class Bench:
     # -- provider
 
     def make_provider(self):
-        from kerneljudge.generate.providers.base import get_provider, load_provider_class, parse_spec
+        from kerneljudge.generate.providers.registry import get_provider, load_provider_class, parse_spec
 
         name, _ = parse_spec(self.s.model)
         cls = load_provider_class(name)

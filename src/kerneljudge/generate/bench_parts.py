@@ -126,8 +126,8 @@ def hardware_block(choice: str, device: str, backend: str, device_name: Callable
     this process never opens a CUDA context of its own)."""
     if choice == "none" or backend == "cpp" or (choice == "auto" and device != "cuda"):
         return None
-    from kerneljudge.suite.sol import H200
-    from kerneljudge.generate.prompting import H200_EXTRA, hardware_from_spec
+    from kerneljudge.judging.roofline import H200
+    from kerneljudge.generate.hardware import H200_EXTRA, hardware_from_spec
 
     if choice == "h200" or "H200" in device_name().upper():
         return hardware_from_spec(H200, **H200_EXTRA)

@@ -34,11 +34,11 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
+from kerneljudge.analysis import BACKENDS as DETECTED_BACKENDS
 from kerneljudge.core import pyast
 
 OUTCOMES = ("ok", "no_code")
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "python2", "pycon"})
-_BACKENDS = ("cuda", "triton", "cpp", "torch")
 _BUILTIN_NAMES = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__spec__", "__builtins__"}
 
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
@@ -374,7 +374,8 @@ def _recover_raw(text: str) -> tuple[Optional[str], str]:
     note = "no usable code fence: the reply read as raw code"
     if commented:
         dropped = len(commented) - inner
-        parts = ([f"{dropped} dropped at the edges"] if dropped else []) + ([f"{inner} kept as comments"] if inner else [])
+        parts = (([f"{dropped} dropped at the edges"] if dropped else [])
+                 + ([f"{inner} kept as comments"] if inner else []))
         note += f" (prose lines: {', '.join(parts)})"
     return code, note
 
@@ -417,8 +418,8 @@ def extract_solution(reply: Optional[str], backend: Optional[str] = None) -> Ext
     backend: the backend that was asked for (cuda, triton, cpp, torch); it breaks ties between several
     solutions and a mismatch is mentioned in the note. It never turns a solution away.
     """
-    if backend is not None and backend not in _BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(_BACKENDS)} or None; got {backend!r}")
+    if backend is not None and backend not in DETECTED_BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(DETECTED_BACKENDS)} or None; got {backend!r}")
     if reply is None or not str(reply).strip():
         return Extraction(None, "no_code", "empty reply")
     text = str(reply).replace("\r\n", "\n").replace("\r", "\n")

@@ -16,6 +16,8 @@ import time
 from typing import Any, Callable
 
 from kerneljudge.core import channel
+from kerneljudge.judging.process_group import kill_group
+from kerneljudge.judging.warm_start import Unavailable
 
 OUTPUT_KEEP_BYTES = 64 << 10
 
@@ -51,18 +53,6 @@ class TailBuffer:
         return body if len(body) <= limit else "[...]" + body[-limit:]
 
 
-def kill_group(proc: Any, wait_s: float = 10.0) -> None:
-    """SIGKILL the process group led by `proc` (a Popen, or anything with pid and wait) and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=wait_s)
-    except subprocess.TimeoutExpired:
-        pass
-
-
 class Child:
     """`wrap(module, args)`, when given, is the command line that runs the module with its two descriptor
     arguments (the box's launcher: sandbox.launch.argv); by default a plain `python -m module`.
@@ -81,8 +71,6 @@ class Child:
         self.warm = False
         self.proc: Any = None
         if template is not None:
-            from kerneljudge.judging.warm_start import Unavailable
-
             try:
                 self.proc = template.spawn(module, env, cwd, spec, to_child_r, from_child_w)
                 self.warm = True

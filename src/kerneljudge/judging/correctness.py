@@ -99,7 +99,7 @@ def held_out(ctx: Context) -> None:
 
 
 def _note_specialized(ctx: Context, note: str) -> None:
-    # "at a held-out shape (" is what feedback to a model redacts (generate/prompting.py)
+    # "at a held-out shape (" is what feedback to a model redacts (generate/redaction.py)
     ctx.flags.add("shape_specialized")
     ctx.info.setdefault("flag_notes", {})["shape_specialized"] = note
 

@@ -15,14 +15,6 @@ from pathlib import Path
 _DROP_PREFIXES = ("KERNELJUDGE_", "OPENAI", "ANTHROPIC", "HF_TOKEN", "AWS_", "GITHUB_TOKEN")
 
 
-def default_cache_dir() -> str:
-    env = os.environ.get("KERNELJUDGE_CACHE")
-    if env:
-        return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "kerneljudge")
-
-
 def resolve_device(requested: str) -> str:
     """"auto": cuda where torch can use a GPU here, else cpu. Decided without importing torch in this process
     (the orchestrator never runs a model; importing torch would add seconds to every cold `eval`)."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.analysis import analyze, detect_backend
 from kerneljudge.sandbox.probing import SandboxReport
 from kerneljudge.analysis import kernels
@@ -29,7 +30,8 @@ from kerneljudge.core.problem import Problem
 from kerneljudge.shapes.plan import ShapePlan
 from kerneljudge.core.types import BLOCKING_FLAGS, JudgeOptions, Verdict
 from kerneljudge.judging import boxing, correctness, cores, environment, shapes, timed, turns, warm_start, work_audit
-from kerneljudge.judging.build.builder import Builder, BuildRefused
+from kerneljudge.judging.build.request import BuildRefused
+from kerneljudge.judging.build.store import Builder
 from kerneljudge.judging.child import Child
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
@@ -73,7 +75,7 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
     several solutions; for a single one a template only adds its own start to the way (it imports Triton
     too, and checks a fork of it can use the GPU), so it is started cold. `references`: reference processes
     per slot (reference_pool.process_limit for a batch; one for a judge of one solution at a time)."""
-    cache = options.cache_dir or environment.default_cache_dir()
+    cache = options.cache_dir or default_cache_dir()
     report = boxing.session_report(options.require_sandbox)
     layout = cores.plan_cores(count, device, options.threads, options.reserved_cores)
     build_env = environment.child_env(device, options.threads, cache, env)
@@ -85,7 +87,8 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
         slot_env = {**(env or {}), **_device_env(device, i)}
         if warm and warm_start.enabled():  # the slot's solution processes fork from it; its imports start now
             warm_start.prepare(boxing.start_env(environment.child_env(device, options.threads, cache, slot_env)))
-        def service(slot_env: dict[str, str] = slot_env, timing: tuple[int, ...] = layout.timing[i]) -> ReferenceService:
+        def service(slot_env: dict[str, str] = slot_env,
+                    timing: tuple[int, ...] = layout.timing[i]) -> ReferenceService:
             return ReferenceService(device, options.precision, options.threads, cache, env=slot_env, cores=timing,
                                     models_kept=turns.checks_at_once(options, device) + 1)
         reference = ReferencePool(service, references, layout.builds if layout.active else ())
@@ -410,4 +413,4 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: tur
 
 
 def _cache(options: JudgeOptions) -> str:
-    return options.cache_dir or environment.default_cache_dir()
+    return options.cache_dir or default_cache_dir()

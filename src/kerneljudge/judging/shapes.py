@@ -25,6 +25,7 @@ import queue
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem, sha256_text
 from kerneljudge.shapes import derive
 from kerneljudge.shapes import roles as R
@@ -33,7 +34,7 @@ from kerneljudge.shapes.far_below import show as _show
 from kerneljudge.shapes.far_below import total_bytes as _total
 from kerneljudge.shapes.plan import PRESETS, PlanError, ShapePlan
 from kerneljudge.shapes.scan import Scan, scan_text
-from kerneljudge.suite import lint
+from kerneljudge.judging import lint
 from kerneljudge.judging import environment
 from kerneljudge.judging.child import Child
 
@@ -68,7 +69,7 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
     """The plan for one problem. Never raises for what the problem does; starts a probe child only when the
     problem has size constants and no cached plan exists (in `worker` when given, else a fresh one): even
     a problem with all its metadata is probed once, for its far-below held-out shape."""
-    cache_dir = cache_dir or environment.default_cache_dir()
+    cache_dir = cache_dir or default_cache_dir()
     try:
         text = Path(problem.path).read_text()
         scan = scan_text(text)
@@ -107,7 +108,7 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
 def resolve_many(problems: Iterable[Problem], cache_dir: str | None = None, timeout_s: float = 120.0,
                  use_cache: bool = True, progress: Callable[[str], None] | None = None) -> list[ShapePlan]:
     """Plans for many problems, probed in ONE child process (started only if some plan must be derived)."""
-    cache_dir = cache_dir or environment.default_cache_dir()
+    cache_dir = cache_dir or default_cache_dir()
     plans = []
     with ShapeWorker(cache_dir) as worker:
         for problem in problems:
@@ -123,7 +124,7 @@ def resolve_concurrently(problems: Iterable[Problem], cache_dir: str | None = No
     plan for an upstream problem takes a few seconds of real forwards on the CPU; 250 of them one after another
     kept a batch from judging anything for ten minutes). Yields in the order the plans finish, which for equal
     probes is about the order given."""
-    cache_dir = cache_dir or environment.default_cache_dir()
+    cache_dir = cache_dir or default_cache_dir()
     idle: queue.Queue[ShapeWorker] = queue.Queue()
     workers = [ShapeWorker(cache_dir) for _ in range(max(1, probes))]
     for worker in workers:
@@ -415,7 +416,8 @@ def _budget_text(result: dict[str, Any]) -> str:
             f"{_mib(sum(inputs) + sum(result.get('output_bytes') or []))}, parameters "
             f"{_mib(result.get('param_bytes') or 0)}, {(result.get('flops') or 0) / 1e6:.3g} MFLOP")
     if result.get("cpu_seconds") is not None:
-        text += f", CPU forward {result['cpu_seconds'] * 1e3:.3g} ms (first call {result['cpu_first_seconds'] * 1e3:.3g} ms)"
+        text += (f", CPU forward {result['cpu_seconds'] * 1e3:.3g} ms "
+                 f"(first call {result['cpu_first_seconds'] * 1e3:.3g} ms)")
     return text
 
 

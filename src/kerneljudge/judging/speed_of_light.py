@@ -1,7 +1,7 @@
 """Threat C4: a solution time no hardware can deliver (`below_speed_of_light`).
 
 Runs in the orchestrator after a correct, timed GPU run whose device the judge knows (the trusted
-reference process names it; `suite/sol.py` holds the ceilings, e.g. the H200). The counts (FLOPs, bytes of
+reference process names it; `judging/roofline.py` holds the ceilings, e.g. the H200). The counts (FLOPs, bytes of
 inputs, outputs and parameters) come from one forward of the problem on the "meta" device in the trusted
 lint worker child, never from the solution's process, and are cached on disk per problem.
 
@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 from kerneljudge.core import pyast
 from kerneljudge.core.problem import Problem
+from kerneljudge.judging import roofline
 
 MARGIN = 0.8                      # flag only below 80% of the floor (timer noise, unmodelled effects)
 COMPUTE_SLACK = 2.0               # FLOPs counted at twice the fastest tensor-core rate
@@ -64,10 +65,8 @@ _known_counts: dict[tuple[str, str], dict[str, Any]] = {}
 
 def spec_for(device_name: str):
     """The suite's ceilings for this device (matched by name, e.g. "NVIDIA H200"), or None."""
-    from kerneljudge.suite import sol
-
     name = (device_name or "").lower()
-    for key, spec in sol.GPUS.items():
+    for key, spec in roofline.GPUS.items():
         if key.lower() in name:
             return key, spec
     return None
@@ -75,9 +74,7 @@ def spec_for(device_name: str):
 
 def _ceilings(key: str, spec: Any) -> tuple[float, float]:
     """The fastest bandwidth and the fastest tensor-core rate known for the GPU (measured or datasheet)."""
-    from kerneljudge.suite import sol
-
-    sheet = getattr(sol, f"{key.upper()}_DATASHEET", None) or {}
+    sheet = getattr(roofline, f"{key.upper()}_DATASHEET", None) or {}
     bandwidth = max(float(spec.memory_bandwidth), float(sheet.get("memory_bandwidth", 0.0)))
     rates = [float(getattr(spec, f, 0.0)) for f in ("tf32_flops", "bf16_flops", "fp16_flops")]
     rates += [float(sheet.get(f, 0.0)) for f in ("tf32_flops", "bf16_flops", "fp16_flops")]
@@ -147,24 +144,22 @@ def _counts(problem: Problem, cache_dir: str, timeout_s: float,
             count: Callable[[str], dict[str, Any]] | None = None) -> dict[str, Any]:
     """FLOP and byte counts at the default size: packaged with the suite, cached on disk, or counted by
     `count` (the warm trusted reference process: well under a second) or else a fresh lint worker."""
-    from kerneljudge.suite import sol
-
     key = (problem.sha256, cache_dir)
     with _lock:
         if key in _known_counts:
             return _known_counts[key]
-    counts = sol.known_counts(problem, cache_dir)
+    counts = roofline.known_counts(problem, cache_dir)
     if counts is None and count is not None:
         try:
-            counts = sol.counts_from_reply(count(problem.path))
+            counts = roofline.counts_from_reply(count(problem.path))
         except Exception as exc:  # the reference process could not count: a lint worker still can
             counts = {"error": str(exc)}
         if "error" in counts:
             counts = None
         else:
-            sol.store_counts(problem, cache_dir, counts)
+            roofline.store_counts(problem, cache_dir, counts)
     if counts is None:
-        counts = sol.measure(problem, timeout_s=timeout_s, cache_dir=cache_dir)
+        counts = roofline.measure(problem, timeout_s=timeout_s, cache_dir=cache_dir)
     if not counts.get("error"):
         with _lock:
             _known_counts[key] = counts
@@ -180,9 +175,7 @@ def _io_bytes(tally: Any, width: int) -> int | None:
 def floor_ms(counts: dict[str, Any], bandwidth: float, tc_rate: float, precision: str, l2_bytes: int,
              use_flops: bool) -> dict[str, Any] | None:
     """The floor (see the module docstring) from counts; None when the inputs' size is unknown."""
-    from kerneljudge.suite import sol
-
-    width = sol.FLOAT_BYTES[precision]
+    width = roofline.FLOAT_BYTES[precision]
     inputs = _io_bytes(counts.get("inputs"), width)
     if inputs is None:
         return None
@@ -212,9 +205,7 @@ def assess(problem: Problem, preset: dict[str, Any], precision: str, environment
     if counts.get("error"):
         out["note"] = f"counts unavailable: {str(counts['error'])[:200]}"
         return out
-    from kerneljudge.suite import sol
-
-    standard = sol.bound(counts, spec, precision).get("sol_ms")
+    standard = roofline.bound(counts, spec, precision).get("sol_ms")
     if isinstance(standard, (int, float)) and standard > 0 and sol_ms >= standard:
         out["drop"].append("suspicious_speedup")  # physically plausible: the reference is merely slow
     why_not = structure(problem)

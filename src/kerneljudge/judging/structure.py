@@ -1,6 +1,6 @@
 """Is the output description a solution's process sent well formed? Checked before anything uses it.
 
-The description (harness/loading.flatten_output) is nested {"tensor": i} / {"seq": [...]} / {"value": v}
+The description (worker/loading.flatten_output) is nested {"tensor": i} / {"seq": [...]} / {"value": v}
 nodes over a list of tensor metas. Plain data, no torch: the orchestrator checks it too.
 """
 

@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from kerneljudge.sandbox.template import STATUS
-from kerneljudge.judging.child import kill_group
+from kerneljudge.judging.process_group import kill_group
 
 # not part of what a template is keyed by (a fork gets them all the same): set by the box per solution
 # (sandbox/spec.boxed_env), or read only when something is built (MAX_JOBS; builds happen in the builder)

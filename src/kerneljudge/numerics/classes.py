@@ -46,7 +46,6 @@ FAST_TRANSCENDENTAL = 2.0 ** -11
 P_FAIL = 1e-6                 # chance that honest arithmetic of a class fails its bound, per comparison
 GROSS = 0.5                   # kernelbench guard: no element off by half of max(S, |ref_j|)
 KERNELBENCH = {"atol": 1e-2, "rtol": 1e-2}
-CONTRACTS = ("tf32", "fp32", "kernelbench")
 CLASSES = {"fp32": ("exact", "fp32", "tf32", "wrong"), "fp16": ("exact", "fp16", "wrong"),
            "bf16": ("exact", "bf16", "wrong")}
 ACCEPTS = {"tf32": ("exact", "fp32", "tf32"), "fp32": ("exact", "fp32")}
@@ -448,7 +447,7 @@ def _guard_reason(numerics: dict[str, Any]) -> str:
 
 
 def _wrong_reason(numerics: dict[str, Any], precision: str) -> str:
-    """Why an output is `wrong`; the first clause keeps the forms generate/prompting.py reads back."""
+    """Why an output is `wrong`; the first clause keeps the forms generate/feedback.py reads back."""
     if numerics.get("why_wrong"):
         return numerics["why_wrong"]
     loosest = "tf32" if precision == "fp32" else precision

@@ -20,10 +20,9 @@ from typing import Any
 
 import torch
 
+from kerneljudge.core.types import CONTRACTS
 from kerneljudge.numerics import classes as numerics
 from kerneljudge.numerics.classes import Workload
-
-CONTRACTS = numerics.CONTRACTS
 
 
 @dataclass(frozen=True)

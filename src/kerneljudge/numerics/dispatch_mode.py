@@ -1,4 +1,4 @@
-"""The base of the harness's dispatch modes (operation counting, emulated operand rounding).
+"""The base of the judge's dispatch modes (operation counting, emulated operand rounding).
 
 torch wraps every TorchDispatchMode's __torch_dispatch__ in torch._dynamo.disable unless the class says no,
 and that wrapper's first call imports torch._dynamo: 2-4 s, which landed on the way of every judge's first

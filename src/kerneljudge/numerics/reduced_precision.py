@@ -14,10 +14,11 @@ and two honest fp32 controls:
   split_k        every matmul-like reduction split in two halves added afterwards (another summation order)
   fp64           the whole forward in float64, rounded to fp32 at the end (a more accurate kernel)
 The tf32 floor (worker/tf32_floor.py) runs "tf32_floor": tf32_truncate and tanh_gelu at once, the coarsest
-arithmetic the tf32 class admits. "Matmul-like" ops are those TF32 applies to on a GPU: mm, addmm, bmm, baddbmm, mv, dot, convolution, and
-the input and weights of the CPU LSTM layer. Attention runs through PyTorch's math backend under a
-variant, so its two products are matmuls too. Used by scripts/calibrate_numerics.py, the tests and, for
-the reference's own TF32 error (worker/tf32_floor.py), the reference process; no solution code runs here.
+arithmetic the tf32 class admits. "Matmul-like" ops are those TF32 applies to on a GPU: mm, addmm, bmm,
+baddbmm, mv, dot, convolution, and the input and weights of the CPU LSTM layer. Attention runs through
+PyTorch's math backend under a variant, so its two products are matmuls too. Used by
+scripts/calibrate_numerics.py, the tests and, for the reference's own TF32 error (worker/tf32_floor.py), the
+reference process; no solution code runs here.
 """
 
 from __future__ import annotations

@@ -25,11 +25,11 @@ SAME = ("device_name", "precision", "preset", "policy")
 
 
 def _mean(xs: list[float]) -> Optional[float]:
-    return score._mean(xs) if xs else None
+    return score.mean(xs) if xs else None
 
 
 def _with_ci(values: list[float], n_boot: int, seed: int, confidence: float) -> dict[str, Any]:
-    return {"value": _mean(values), "ci": score._bootstrap(values, _mean, n_boot, seed, confidence)}
+    return {"value": _mean(values), "ci": score.bootstrap(values, _mean, n_boot, seed, confidence)}
 
 
 def _exp(entry: dict[str, Any]) -> dict[str, Any]:
@@ -43,8 +43,8 @@ def compare_block(ga: Mapping[str, list], gb: Mapping[str, list], shared: Sequen
     """fast_p and geomean speedup of A, of B and of B - A over the shared problems, against one baseline."""
     fast = {}
     for p in thresholds:
-        pa = score._per_problem_fast_p({pid: ga[pid] for pid in shared}, p, baseline, None)
-        pb = score._per_problem_fast_p({pid: gb[pid] for pid in shared}, p, baseline, None)
+        pa = score.per_problem_fast_p({pid: ga[pid] for pid in shared}, p, baseline, None)
+        pb = score.per_problem_fast_p({pid: gb[pid] for pid in shared}, p, baseline, None)
         a, b = [pa[pid] for pid in shared], [pb[pid] for pid in shared]
         diff = [y - x for x, y in zip(a, b)]
         fast[f"fast_{p:g}"] = {"a": _with_ci(a, n_boot, seed, confidence), "b": _with_ci(b, n_boot, seed, confidence),
@@ -52,10 +52,10 @@ def compare_block(ga: Mapping[str, list], gb: Mapping[str, list], shared: Sequen
                                "b_better": sum(d > 0 for d in diff), "a_better": sum(d < 0 for d in diff)}
     la, lb = [], []
     for pid in shared:
-        xa, xb = score._best_logs(ga[pid], baseline, None), score._best_logs(gb[pid], baseline, None)
+        xa, xb = score.best_logs(ga[pid], baseline, None), score.best_logs(gb[pid], baseline, None)
         if xa and xb:
-            la.append(score._mean(xa))
-            lb.append(score._mean(xb))
+            la.append(score.mean(xa))
+            lb.append(score.mean(xb))
     dl = [y - x for x, y in zip(la, lb)]
     geo = {"problems": len(dl), "a": _exp(_with_ci(la, n_boot, seed, confidence)),
            "b": _exp(_with_ci(lb, n_boot, seed, confidence)), "ratio": _exp(_with_ci(dl, n_boot, seed, confidence)),
@@ -149,7 +149,8 @@ def compare_text(c: Mapping[str, Any]) -> str:
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in table]
         g = block["geomean_speedup"]
         lines.append(f"geomean speedup over the {g['problems']} problem(s) both runs solved and timed: "
-                     f"A {ci_str(g['a'], suffix='x')}, B {ci_str(g['b'], suffix='x')}, B/A {ci_str(g['ratio'], suffix='x')} "
+                     f"A {ci_str(g['a'], suffix='x')}, B {ci_str(g['b'], suffix='x')}, "
+                     f"B/A {ci_str(g['ratio'], suffix='x')} "
                      f"(B faster on {g['b_faster']}, A on {g['a_faster']})")
     return "\n".join(lines)
 

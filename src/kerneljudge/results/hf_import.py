@@ -116,7 +116,8 @@ def plan(rows: Iterable[tuple[str, int, Mapping[str, Any]]], levels: Optional[se
     """What each row becomes, or why it is skipped (bad fields, a (level, problem_id) seen before)."""
     planned, skipped, seen = [], [], {}
     for source, i, row in rows:
-        level, pid, code, name = _whole(row.get("level")), _whole(row.get("problem_id")), row.get("code"), row.get("name")
+        level, pid, code, name = (_whole(row.get("level")), _whole(row.get("problem_id")), row.get("code"),
+                                  row.get("name"))
         if level is None or level < 1:
             why = f"level {row.get('level')!r} is not a positive whole number"
         elif pid is None or pid < 0:
@@ -177,7 +178,8 @@ def _check_and_write(p: Planned, target: Path, result: ImportResult) -> None:
 def _write_manifest(root: Path, files: list[Path], result: ImportResult) -> None:
     root.mkdir(parents=True, exist_ok=True)
     manifest = {"format": "kerneljudge.results.hf_import.v1", "dataset": "ScalingIntelligence/KernelBench",
-                "files": [{"path": str(f.resolve()), "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files],
+                "files": [{"path": str(f.resolve()), "sha256": hashlib.sha256(f.read_bytes()).hexdigest()}
+                          for f in files],
                 **result.to_dict()}
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 

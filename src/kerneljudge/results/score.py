@@ -78,7 +78,8 @@ def fast_p(verdicts: Iterable[dict[str, Any]], p: float) -> float:
     return hits / len(rows)
 
 
-def fast_p_table(verdicts: Iterable[dict[str, Any]], thresholds: Iterable[float] = FAST_P_THRESHOLDS) -> dict[str, float]:
+def fast_p_table(verdicts: Iterable[dict[str, Any]],
+                 thresholds: Iterable[float] = FAST_P_THRESHOLDS) -> dict[str, float]:
     rows = list(verdicts)
     return {f"fast_{p:g}": fast_p(rows, p) for p in thresholds}
 
@@ -194,12 +195,14 @@ def _traj_ok(rows: Sequence[Mapping[str, Any]], p: float, baseline: Optional[Map
     return any(qualifies(v, p, baseline) for v in rows if max_turn is None or _turn(v) <= max_turn)
 
 
-def _mean(values: Sequence[float]) -> float:
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean; 0.0 for no values."""
     return sum(values) / len(values) if values else 0.0
 
 
-def _per_problem_fast_p(groups: Mapping[str, list], p: float, baseline, max_turn) -> dict[str, float]:
-    return {pid: _mean([1.0 if _traj_ok(t, p, baseline, max_turn) else 0.0 for t in trajs])
+def per_problem_fast_p(groups: Mapping[str, list], p: float, baseline, max_turn) -> dict[str, float]:
+    """problem -> the share of its trajectories that end correct and faster than p (x baseline)."""
+    return {pid: mean([1.0 if _traj_ok(t, p, baseline, max_turn) else 0.0 for t in trajs])
             for pid, trajs in groups.items()}
 
 
@@ -208,8 +211,8 @@ def fast_p_avg(verdicts: Iterable[Mapping[str, Any]], p: float, *, baseline: Opt
     """fast_p averaged over problems: per problem, the share of its trajectories that qualify (by
     max_turn; None: any turn), then the mean over problems. With one row per problem this equals
     fast_p(). 0.0 for no rows."""
-    per = _per_problem_fast_p(trajectories(judgeable(verdicts)), p, baseline, max_turn)
-    return _mean(list(per.values()))
+    per = per_problem_fast_p(trajectories(judgeable(verdicts)), p, baseline, max_turn)
+    return mean(list(per.values()))
 
 
 def fast_p_at_k(verdicts: Iterable[Mapping[str, Any]], p: float, k: int, *,
@@ -219,7 +222,7 @@ def fast_p_at_k(verdicts: Iterable[Mapping[str, Any]], p: float, k: int, *,
     if k < 1:
         raise ValueError("k must be at least 1")
     groups = trajectories(judgeable(verdicts))
-    return _mean([1.0 if any(_traj_ok(t, p, baseline, max_turn) for t in trajs[:k]) else 0.0
+    return mean([1.0 if any(_traj_ok(t, p, baseline, max_turn) for t in trajs[:k]) else 0.0
                   for trajs in groups.values()])
 
 
@@ -243,7 +246,7 @@ def pass_at_k(verdicts: Iterable[Mapping[str, Any]], k: int, *, p: float = 0.0,
     if short:
         raise ValueError(f"pass@{k} needs at least {k} samples per problem; fewer for {', '.join(short[:5])}"
                          + (" ..." if len(short) > 5 else ""))
-    return _mean([pass_at_k_estimate(len(trajs), sum(_traj_ok(t, p, baseline, max_turn) for t in trajs), k)
+    return mean([pass_at_k_estimate(len(trajs), sum(_traj_ok(t, p, baseline, max_turn) for t in trajs), k)
                   for trajs in groups.values()])
 
 
@@ -256,10 +259,11 @@ def fast_p_by_turn(verdicts: Iterable[Mapping[str, Any]], p: float, *,
         return {}
     groups = trajectories(rows)
     last = max(_turn(v) for v in rows)
-    return {t: _mean(list(_per_problem_fast_p(groups, p, baseline, t).values())) for t in range(last + 1)}
+    return {t: mean(list(per_problem_fast_p(groups, p, baseline, t).values())) for t in range(last + 1)}
 
 
-def _best_logs(trajs: Sequence[Sequence[Mapping[str, Any]]], baseline, max_turn) -> list[float]:
+def best_logs(trajs: Sequence[Sequence[Mapping[str, Any]]], baseline, max_turn) -> list[float]:
+    """log speedup of the best accepted, timed turn of each trajectory (trajectories with none are left out)."""
     logs = []
     for rows in trajs:
         best = None
@@ -279,11 +283,12 @@ def geomean_speedup(verdicts: Iterable[Mapping[str, Any]], *, baseline: Optional
     """Geometric mean speedup over correct (accepted, timed) solutions: one value per trajectory, its best
     accepted speedup by max_turn. None when there is none."""
     groups = trajectories(judgeable(verdicts))
-    logs = [x for trajs in groups.values() for x in _best_logs(trajs, baseline, max_turn)]
-    return math.exp(_mean(logs)) if logs else None
+    logs = [x for trajs in groups.values() for x in best_logs(trajs, baseline, max_turn)]
+    return math.exp(mean(logs)) if logs else None
 
 
-def by_level(verdicts: Iterable[Mapping[str, Any]], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[int, Any]:
+def by_level(verdicts: Iterable[Mapping[str, Any]], fn: Callable[..., Any], *args: Any,
+             **kwargs: Any) -> dict[int, Any]:
     """level -> fn(rows of that level, *args, **kwargs), levels in increasing order."""
     levels: dict[int, list[Mapping[str, Any]]] = {}
     for v in verdicts:
@@ -301,7 +306,7 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def _bootstrap(groups: Sequence[Any], statistic: Callable[[list[Any]], Optional[float]], n_boot: int, seed: int,
+def bootstrap(groups: Sequence[Any], statistic: Callable[[list[Any]], Optional[float]], n_boot: int, seed: int,
                confidence: float) -> Optional[list[float]]:
     """Percentile interval of statistic over n_boot resamples (with replacement) of the groups."""
     if not groups or n_boot < 1:
@@ -336,7 +341,7 @@ def bootstrap_ci(verdicts: Iterable[Mapping[str, Any]], statistic: Callable[[lis
         rows = [{**v, "problem_id": f"{problem_of(v)}#{i}"} for i, group in enumerate(drawn) for v in group]
         return statistic(rows)
 
-    ci = _bootstrap(groups, on_draw, n_boot, seed, confidence)
+    ci = bootstrap(groups, on_draw, n_boot, seed, confidence)
     return (ci[0], ci[1]) if ci else None
 
 
@@ -349,12 +354,12 @@ def _key(p: float) -> str:
 
 def _with_ci(values: Sequence[Any], statistic: Callable[[list[Any]], Optional[float]], n_boot: int, seed: int,
              confidence: float) -> dict[str, Any]:
-    return {"value": statistic(list(values)), "ci": _bootstrap(values, statistic, n_boot, seed, confidence)}
+    return {"value": statistic(list(values)), "ci": bootstrap(values, statistic, n_boot, seed, confidence)}
 
 
 def _geo(logs_lists: list[list[float]]) -> Optional[float]:
     logs = [x for logs in logs_lists for x in logs]
-    return math.exp(_mean(logs)) if logs else None
+    return math.exp(mean(logs)) if logs else None
 
 
 def _core(groups: dict[str, list], thresholds: Sequence[float], baseline, n_boot: int, seed: int,
@@ -362,10 +367,10 @@ def _core(groups: dict[str, list], thresholds: Sequence[float], baseline, n_boot
     pids = sorted(groups)
     fast = {}
     for p in thresholds:
-        per = _per_problem_fast_p({pid: groups[pid] for pid in pids}, p, baseline, None)
-        fast[_key(p)] = _with_ci([per[pid] for pid in pids], lambda xs: _mean(xs) if xs else None,
+        per = per_problem_fast_p({pid: groups[pid] for pid in pids}, p, baseline, None)
+        fast[_key(p)] = _with_ci([per[pid] for pid in pids], lambda xs: mean(xs) if xs else None,
                                  n_boot, seed, confidence)
-    logs = [_best_logs(groups[pid], baseline, None) for pid in pids]
+    logs = [best_logs(groups[pid], baseline, None) for pid in pids]
     geo = _with_ci(logs, _geo, n_boot, seed, confidence)
     geo["n"] = sum(len(x) for x in logs)
     return {"problems": len(pids), "fast_p": fast, "geomean_speedup": geo}
@@ -410,7 +415,8 @@ def summary(verdicts: Iterable[Mapping[str, Any]], *, baselines: Optional[Mappin
         block["by_level"] = {str(lvl): _core(levels[lvl], thresholds, baseline, n_boot, seed, confidence)
                              for lvl in sorted(levels)}
         if turns > 1:
-            block["fast_p_by_turn"] = {_key(p): {str(t): v for t, v in fast_p_by_turn(rows, p, baseline=baseline).items()}
+            block["fast_p_by_turn"] = {_key(p): {str(t): v
+                                                 for t, v in fast_p_by_turn(rows, p, baseline=baseline).items()}
                                        for p in thresholds}
         block["fast_p_at_k"] = {str(k): {_key(p): fast_p_at_k(rows, p, k, baseline=baseline) for p in thresholds}
                                 for k in ks if 1 <= k <= out["samples"]["max"]}
@@ -421,7 +427,7 @@ def summary(verdicts: Iterable[Mapping[str, Any]], *, baselines: Optional[Mappin
                     continue
                 per = [pass_at_k_estimate(len(groups[pid]), sum(_traj_ok(t, 0.0, None, None) for t in groups[pid]), k)
                        for pid in sorted(groups)]
-                pass_k[str(k)] = _with_ci(per, lambda xs: _mean(xs) if xs else None, n_boot, seed, confidence)
+                pass_k[str(k)] = _with_ci(per, lambda xs: mean(xs) if xs else None, n_boot, seed, confidence)
             block["pass_at_k"] = pass_k
         out["baselines"][name] = block
     return out
@@ -441,7 +447,8 @@ def summary_table(s: Mapping[str, Any]) -> str:
     """A readable rendering of summary()."""
     tally = ", ".join(f"{n} {k}" for k, n in sorted(s.get("verdicts", {}).items()))
     samples = s.get("samples", {})
-    spp = f"{samples.get('min')}" if samples.get("min") == samples.get("max") else f"{samples.get('min')}-{samples.get('max')}"
+    spp = (f"{samples.get('min')}" if samples.get("min") == samples.get("max")
+           else f"{samples.get('min')}-{samples.get('max')}")
     lines = [f"{s.get('rows', 0)} verdicts over {s.get('problems', 0)} problems, {spp} sample(s) per problem, "
              f"{s.get('turns', 0)} turn(s)" + (f" ({tally})" if tally else ""),
              f"intervals: {100 * s.get('confidence', 0.95):g}% bootstrap over problems, {s.get('n_boot')} resamples, "
@@ -466,7 +473,8 @@ def summary_table(s: Mapping[str, Any]) -> str:
             for k, table_k in block["fast_p_at_k"].items():
                 lines.append(f"  k={k}: " + "  ".join(f"{p}={_fmt(v)}" for p, v in table_k.items()))
         if block.get("pass_at_k"):
-            lines.append("pass@k (unbiased): " + "  ".join(f"pass@{k}={_cell(e)}" for k, e in block["pass_at_k"].items()))
+            lines.append("pass@k (unbiased): " + "  ".join(f"pass@{k}={_cell(e)}"
+                                                           for k, e in block["pass_at_k"].items()))
     left = left_out_line(s.get("left_out") or {})
     if left:
         lines += ["", left]

@@ -6,6 +6,8 @@
 `launch.argv(...)` is the command line that starts a module in the box; `apply_pending()` is what a
 boxed worker calls once it is ready to be locked in. Names are imported lazily: the launcher must stay
 light (it enters a user namespace, which only a single-threaded process can).
+
+May import: core.
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def describe(report: SandboxReport | None = None) -> str:
 def probe() -> SandboxReport:
     """Start one boxed child and report what it could and could not do. Cached for the process."""
     from kerneljudge.sandbox import landlock, launch, namespaces
-    from kerneljudge.sandbox.spec import BoxSpec, boxed_env, default_execute_paths, default_list_paths, default_read_paths
-    from kerneljudge.sandbox.spec import device_paths, prepare_scratch
+    from kerneljudge.sandbox.spec import BoxSpec, boxed_env, default_execute_paths, default_list_paths
+    from kerneljudge.sandbox.spec import default_read_paths, device_paths, prepare_scratch
 
     with tempfile.TemporaryDirectory(prefix="kj-probe-") as root:
         scratch, outside = os.path.join(root, "scratch"), os.path.join(root, "outside")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from kerneljudge.core.paths import default_cache_dir
+
 SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/opt")
 SYSTEM_HEADERS = ("/usr/include", "/usr/local/include", "/usr/lib/gcc", "/opt")
 SYSTEM_EXECUTE = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt")
@@ -65,9 +67,7 @@ def _contains(parent: str, child: str) -> bool:
 
 def hidden_paths(extra: Iterable[str] = ()) -> list[str]:
     """Folders a boxed process must never see; a candidate read path holding one of them is dropped."""
-    from kerneljudge.judging import environment
-
-    paths = [os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", environment.default_cache_dir()]
+    paths = [os.path.expanduser("~"), "/tmp", "/var/tmp", "/dev/shm", default_cache_dir()]
     return [os.path.abspath(p) for p in [*paths, *extra] if p]
 
 

@@ -68,7 +68,7 @@ def _errors_middleware(max_request_bytes: int):
     async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             return await handler(request)
-        except web.HTTPRequestEntityTooLarge as exc:
+        except web.HTTPRequestEntityTooLarge:
             return error(413, f"request too large: at most {max_request_bytes} bytes (--max-request-bytes)")
         except web.HTTPException as exc:
             if exc.status < 400:

@@ -1,8 +1,8 @@
 """Measure eager and torch.compile reference baselines for many problems, in parallel, resumably.
 
 torch.compile spends 10-60 s of CPU per problem, the timings a few tenths of a second of GPU. So several
-worker processes (harness.baseline_worker) build and compile problems at once, each pinned to one GPU,
-while every timing holds that GPU's cross-process lock (harness.device_lock): compilation overlaps,
+worker processes (worker/baseline.py) build and compile problems at once, each pinned to one GPU,
+while every timing holds that GPU's cross-process lock (core/device_lock.py): compilation overlaps,
 timings never do. Timing is the judge's own method (reference_worker.time_locally).
 
 The orchestrator (this module) never imports torch. It hands out tasks (problem, mode), enforces a
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core import channel
 from kerneljudge.judging import environment
 from kerneljudge.judging.child import Child
@@ -204,7 +205,7 @@ class _Slot:
             extra["CUDA_VISIBLE_DEVICES"] = self.device_slot
         if c.compile_threads:
             extra["TORCHINDUCTOR_COMPILE_THREADS"] = str(c.compile_threads)
-        return environment.child_env(c.device, c.threads, c.cache_dir or environment.default_cache_dir(), extra)
+        return environment.child_env(c.device, c.threads, c.cache_dir or default_cache_dir(), extra)
 
     def start(self, timeout_s: float) -> None:
         self.child = Child(self.config.worker_module, self.env())

@@ -132,7 +132,7 @@ def build_data(rows: Iterable[Mapping[str, Any]], sol: Mapping[str, Mapping[str,
                suite_sha: Mapping[str, str] | None = None, ceilings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The packaged data from the rows of ONE configuration (see select_rows).
 
-    sol: problem_id -> a speed-of-light row (suite.sol.bound fields: sol_ms, bound_by, ...);
+    sol: problem_id -> a speed-of-light row (judging.roofline.bound fields: sol_ms, bound_by, ...);
     suite_sha: problem_id -> sha256 of the problem file now, to flag measurements of an older text.
     """
     rows = list(rows)
@@ -349,7 +349,8 @@ def summary_markdown(data: Mapping[str, Any], title: str | None = None, raw_file
         over = sorted(pid for pid, f in fractions.items() if f > 1.0)
         if over:
             lines.append("")
-            lines.append(f"Above 1 (faster than the bound: a counting or ceiling error to look into): {', '.join(over)}")
+            lines.append("Above 1 (faster than the bound: a counting or ceiling error to look into): "
+                         + ", ".join(over))
 
     failed = [(pid, e) for pid, e in problems.items() if e.get("reason")]
     if failed:

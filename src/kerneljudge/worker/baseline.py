@@ -2,7 +2,7 @@
 
 Runs only problem code (never solution code), one problem at a time, many in a row. Timing uses the
 judge's own method (reference_worker.time_locally) and happens only while this process holds the
-device's cross-process lock (harness.device_lock), so timings of several workers sharing a GPU never
+device's cross-process lock (core/device_lock.py), so timings of several workers sharing a GPU never
 overlap. Everything else -- loading, building, the eager peak-memory call and, above all, torch.compile's
 CPU-bound compilation (the first compiled calls) -- runs outside the lock, in parallel with other workers.
 
@@ -146,10 +146,10 @@ def measure(msg: dict[str, Any]) -> dict[str, Any]:
             compiled = torch.compile(model)
             calls = []
 
-            def warm_call() -> float:
-                inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
+            def warm_call() -> float:  # runs before the `del` in `finally`, which ruff's F821 misreads
+                inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)  # noqa: F821
                 t0 = time.perf_counter()
-                worker.call_model(compiled, inputs, device)
+                worker.call_model(compiled, inputs, device)  # noqa: F821
                 return time.perf_counter() - t0
 
             for _ in range(int(msg.get("warm_calls", WARM_CALLS))):

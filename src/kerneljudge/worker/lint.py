@@ -8,7 +8,7 @@ Two commands, each answered with one JSON frame:
         leaves its inputs alone, and its output is finite in fp32, fp16 and bf16.
   sol:  builds the model and inputs at the problem's DEFAULT size on the "meta" device (nothing is
         allocated) and counts the FLOPs of one forward (torch.utils.flop_counter) and the bytes of the
-        inputs, parameters/buffers and outputs, for the speed-of-light bound (kerneljudge.suite.sol).
+        inputs, parameters/buffers and outputs, for the speed-of-light bound (kerneljudge.judging.roofline).
 
 One process serves many problems in a row; the parent restarts it after a crash or a timeout.
 
@@ -76,7 +76,7 @@ def handle_lint(msg: dict[str, Any], fd: int) -> None:
     result = _Lint()
     module = None
     try:
-        _reset_globals(msg.get("threads", 1))
+        reset_globals(msg.get("threads", 1))
         module = loading.load_module(msg["problem_path"], msg.get("preset") or {})
         _lint(module, result)
     except Exception as exc:  # the problem file itself failed (import, constructor, get_inputs)
@@ -154,7 +154,8 @@ def _lint(problem: Any, lint: _Lint) -> None:
                 try:
                     out_mixed = _flatten(_forward(model, mixed))
                 except Exception as exc:
-                    lint.skip("depends_on_each_input", f"input {i} from another seed raised {work_count.short_error(exc)}")
+                    lint.skip("depends_on_each_input",
+                              f"input {i} from another seed raised {work_count.short_error(exc)}")
                     ignored = False
                     break
                 if out_mixed is None or not compare.compare_outputs(base_out, out_mixed, fp32, tolerance).ok:
@@ -332,7 +333,7 @@ def handle_sol(msg: dict[str, Any], fd: int) -> None:
     module = None
     reply: dict[str, Any] = {"status": "ok", "notes": []}
     try:
-        _reset_globals(msg.get("threads", 1))
+        reset_globals(msg.get("threads", 1))
         module = loading.load_module(msg["problem_path"], msg.get("preset") or {})
         work_count.count(module, reply)
     except Exception as exc:
@@ -347,7 +348,7 @@ def handle_sol(msg: dict[str, Any], fd: int) -> None:
 # --------------------------------------------------------------------------------------------- shared
 
 
-def _reset_globals(threads: int) -> None:
+def reset_globals(threads: int) -> None:
     """Undo what the previous problem may have changed in this long-lived process."""
     torch.set_default_dtype(torch.float32)
     worker.pin_global_flags("cpu", threads)

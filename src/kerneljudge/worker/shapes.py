@@ -5,7 +5,8 @@ One command besides `ping`, answered with one JSON frame:
   probe: loads the problem with the given constant overrides, runs get_init_inputs(), builds Model, makes
          the inputs and runs one forward, and reports whether the reference accepts that shape, the bytes of
          each input, of the parameters/buffers and of each output, the output shapes and structure, and
-         (unless `flops: false`) the FLOPs (torch.utils.flop_counter). The forward runs on the "meta" device (nothing is allocated),
+         (unless `flops: false`) the FLOPs (torch.utils.flop_counter). The forward runs on the "meta" device \
+(nothing is allocated),
          else with fake tensors, else on the CPU but only when the inputs and parameters (measured on meta)
          fit in `cpu_max_bytes` (or, with `cpu_unknown_ok`, when get_inputs() itself needs data, so its size
          cannot be measured without making it: the parent asks for that only at CPU-preset sizes, and the
@@ -37,7 +38,7 @@ import torch
 from kerneljudge.core import channel
 from kerneljudge.numerics import compare
 from kerneljudge.worker import loading, common as worker
-from kerneljudge.worker.lint import _reset_globals, handle_ping
+from kerneljudge.worker.lint import reset_globals, handle_ping
 from kerneljudge.worker.work_count import short_error as _short_error, state_tensors as _state_tensors
 
 INIT_SEED = 20260101
@@ -75,7 +76,7 @@ def handle_probe(msg: dict[str, Any], fd: int) -> None:
     reply: dict[str, Any] = {"status": "ok", "ok": False}
     module = None
     try:
-        _reset_globals(msg.get("threads", 1))
+        reset_globals(msg.get("threads", 1))
         try:
             module = loading.load_module(msg["problem_path"], msg.get("overrides") or {})
         except Exception as exc:
@@ -108,7 +109,8 @@ def _probe(problem: Any, msg: dict[str, Any], reply: dict[str, Any]) -> None:
         reply.update(found, ok=True, mode=mode)
         break
     if not reply["ok"]:
-        why = str(failures[0]) if str(failures[0]) == str(failures[1]) else f"{failures[0]} (fake tensors: {failures[1]})"
+        why = (str(failures[0]) if str(failures[0]) == str(failures[1])
+               else f"{failures[0]} (fake tensors: {failures[1]})")
         if not failures[-1].needs_data:   # fake tensors ran into a real error: the reference rejects it
             reply.update(stage=failures[-1].stage, error=why)
             return

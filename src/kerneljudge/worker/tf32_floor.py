@@ -4,13 +4,14 @@ The rounding-error analysis bounds how far TF32 operands can move an output when
 at about their own size. Some computations amplify them: a softmax turns an absolute logit error into a
 relative output error (large logits, long sequences), and a top-k router picks another expert when TF32
 moves two logits past each other. On the H200 such problems rejected honest TF32 and fp16-operand variants
-of their own reference (results/2026-12-01-h200-numerics-calibration-before-floor.md). So the reference
+of their own reference (docs/evidence/2026-12-01-h200-numerics-calibration-before-floor.md). So the reference
 process runs the reference forward again, once per model on each of the first FLOOR_SEEDS trials' inputs,
 with every matmul-like operand truncated to TF32 (the coarsest TF32 a solution may use: what tensor cores do
 with fp32 registers, Triton's tl.dot default; emulated, so it is not the rounding of any GPU library a
 solution calls) and every exact GELU in its tanh form (the approximation whose error, relative to a small
 output element, a fixed allowance cannot bound), and measures that output's error against the fp32 one.
-A chain with neither a matmul-like op nor a GELU comes out bitwise equal: its floor is zero. The floor is the largest of those
+A chain with neither a matmul-like op nor a GELU comes out bitwise equal: its floor is zero. \
+The floor is the largest of those
 errors; the tf32 bounds are never below numerics.FLOOR_MARGIN times it. A discrete decision (a top-k route)
 flips only on some inputs, so more than one input is looked at.
 Only trusted code runs here: the problem's reference Model in the reference process.

@@ -18,11 +18,13 @@ import torch
 from kerneljudge.worker import cudart
 from kerneljudge.core.sampling import SamplingPlan, median_ci, summarize  # noqa: F401  (re-exported)
 
-_perf_counter = time.perf_counter
-_synchronize = torch.cuda.synchronize
-_event_cls = torch.cuda.Event
-_event_record = torch.cuda.Event.record
-_event_elapsed = torch.cuda.Event.elapsed_time
+# The clocks and events every timing loop uses, bound at import before solution code runs: a solution that
+# patches time.perf_counter or torch.cuda.Event later changes nothing here (threat A4, timer patches).
+perf_counter = time.perf_counter
+synchronize = torch.cuda.synchronize
+event_cls = torch.cuda.Event
+event_record = torch.cuda.Event.record
+event_elapsed = torch.cuda.Event.elapsed_time
 
 # bound at import, before solution code: persisting-L2 lines are reset before every flush (threat A10)
 runtime = cudart.Runtime() if torch.cuda.is_available() else None
@@ -67,8 +69,8 @@ class Timer:
             self.l2_bytes = l2_bytes
             # twice the real L2, so nothing of the previous call survives
             self._flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device="cuda")
-            self._start = _event_cls(enable_timing=True)
-            self._end = _event_cls(enable_timing=True)
+            self._start = event_cls(enable_timing=True)
+            self._end = event_cls(enable_timing=True)
 
     def flush(self) -> None:
         """Evict L2: persisting lines back to normal first (A10), then overwrite twice the cache's size."""
@@ -78,19 +80,19 @@ class Timer:
 
     def time_call(self, fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, dict[str, Any]]:
         if self.device != "cuda":
-            t0 = _perf_counter()
+            t0 = perf_counter()
             out = fn(*inputs)
-            host_ms = (_perf_counter() - t0) * 1e3
+            host_ms = (perf_counter() - t0) * 1e3
             return out, {"ms": host_ms, "host_ms": host_ms, "event_ms": None, "clock": "host"}
         self.flush()
-        _synchronize()
-        t0 = _perf_counter()
-        _event_record(self._start)
+        synchronize()
+        t0 = perf_counter()
+        event_record(self._start)
         out = fn(*inputs)
-        _event_record(self._end)
-        _synchronize()  # cudaDeviceSynchronize: every stream of the device is idle after this
-        host_ms = (_perf_counter() - t0) * 1e3
-        event_ms = _event_elapsed(self._start, self._end)
+        event_record(self._end)
+        synchronize()  # cudaDeviceSynchronize: every stream of the device is idle after this
+        host_ms = (perf_counter() - t0) * 1e3
+        event_ms = event_elapsed(self._start, self._end)
         hidden = host_ms - event_ms > max(HIDDEN_WORK_ABS_MS, HIDDEN_WORK_REL * event_ms)
         sample = host_ms if hidden else event_ms
         clock = "host+device_idle" if hidden else "cuda_event"
@@ -99,4 +101,4 @@ class Timer:
 
 def sync(device: str) -> None:
     if device == "cuda":
-        _synchronize()
+        synchronize()

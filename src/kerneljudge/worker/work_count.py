@@ -2,7 +2,7 @@
 and outputs. On a GPU the reference process counts one real forward on its device (milliseconds); elsewhere
 the forward runs on the "meta" device (nothing allocated) or, where it needs data, with fake tensors.
 Runs in trusted children only (the lint worker, the reference process, the shape probe): the counts feed
-the speed-of-light bound (suite/sol.py) and the numerics bounds' reduction length.
+the speed-of-light bound (judging/roofline.py) and the numerics bounds' reduction length.
 
 Why the device first where there is one: torch's meta kernels for many operations are Python functions
 wrapped in torch._dynamo.disable, whose first call imports torch._dynamo (1.5-3 s), and torch wraps its

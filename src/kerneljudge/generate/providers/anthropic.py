@@ -18,9 +18,12 @@ import os
 import time
 from typing import Any, Mapping, Sequence
 
-from kerneljudge.generate.providers.base import (
-    Completion, Message, ProviderConfigError, TransientProviderError, _PerLoop, check_messages, estimate_cost,
-    read_key, redact, status_error,
+from kerneljudge.generate.providers.keys import read_key, redact
+from kerneljudge.generate.providers.per_loop import PerLoop
+from kerneljudge.generate.providers.pricing import estimate_cost
+from kerneljudge.generate.providers.retry import status_error
+from kerneljudge.generate.providers.types import (
+    Completion, Message, ProviderConfigError, TransientProviderError, check_messages,
 )
 
 # Anthropic's stop reasons, in the words the rest of kerneljudge uses
@@ -56,7 +59,7 @@ class AnthropicProvider:
         self.prices = dict(prices or {})
         self.send_temperature = send_temperature
         self.extra_body = dict(extra_body or {})
-        self._client = _PerLoop(self._make_client)
+        self._client = PerLoop(self._make_client)
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"

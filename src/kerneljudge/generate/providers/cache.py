@@ -31,7 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
-from kerneljudge.generate.providers.base import Completion, Message, Provider, _PerLoop, check_messages
+from kerneljudge.generate.providers.per_loop import PerLoop
+from kerneljudge.generate.providers.types import Completion, Message, Provider, check_messages
 
 log = logging.getLogger("kerneljudge.generate")
 
@@ -120,7 +121,7 @@ class CachedProvider:
         self.cache = CompletionCache(cache_dir)
         self.hits = 0
         self.misses = 0
-        self._locks = _PerLoop(dict)
+        self._locks = PerLoop(dict)
 
     @property
     def spec(self) -> str:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kerneljudge.generate.providers.cache import FORMAT, request_key
-from kerneljudge.generate.providers.base import (
+from kerneljudge.generate.providers.types import (
     Completion, Message, ProviderConfigError, ProviderError, check_messages,
 )
 

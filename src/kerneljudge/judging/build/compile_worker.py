@@ -2,7 +2,7 @@
 
     python -m kerneljudge.judging.build.compile_worker BUILD_FOLDER < request.json
 
-Started by judging/build/builder.py through the sandbox launcher: Landlock lets it write only its own build
+Started by judging/build/store.py through the sandbox launcher: Landlock lets it write only its own build
 folder (sources, ninja file, objects and the library land in BUILD_FOLDER/build; TMPDIR is inside it too).
 The request is already validated by the orchestrator.
 

@@ -6,13 +6,13 @@ made with the same options; a macro the unit defines before the include (TORCH_E
 every build differently) does not matter when the .gch was made without it. So one .gch serves every build
 whose binding unit has the same flags apart from that name.
 
-How it fits the box (judging/build/builder.py):
+How it fits the box (judging/build/store.py):
 - the build worker (in its box) wraps torch's ninja step: it reads the binding unit's flags from the ninja
   file torch wrote, keys them (`key`), and if the builder has a finished .gch for that key it adds
   `-I <that folder>` to the C++ flags, where a copy of extension.h sits beside its .gch (an -I folder is
   searched before torch's -isystem ones). Otherwise it prints `pch-wanted KEY FLAGS` and builds as before;
 - the builder (trusted) checks those flags itself (`trusted_flags`, `key`: the line comes from a box whose
-  flags may run code), then a maker process of its own (execute/builder.make_pch) makes the .gch in a box
+  flags may run code), then a maker process of its own (judging/build/pch_maker.py) makes the .gch in a box
   that writes only its folder (judging/build/pch_worker.py) and writes its marker once it is complete. g++ checks
   a .gch's options before using it and reads the header where they do not fit.
 Only requests whose own C++ flags are plain options (no paths, no -include, no plugins) and which add no

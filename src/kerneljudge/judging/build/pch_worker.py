@@ -2,8 +2,9 @@
 
     python -m kerneljudge.judging.build.pch_worker FOLDER < {"flags": [...]}
 
-Started by judging/build/builder.py in a box that may write FOLDER only, with flags it has checked. Writes
-FOLDER/include/torch/extension.h (a copy of torch's) and, beside it, its .gch. Exit 0 when both are there.
+Started by judging/build/pch_maker.py in a box that may write FOLDER only, with flags the build store has
+checked. Writes FOLDER/include/torch/extension.h (a copy of torch's) and, beside it, its .gch. Exit 0 when both
+are there.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why: torch/types.h is all of ATen: every one of its ~2,500 operators' headers, w
 (cudafe++ and cicc for the device side, gcc for the host side). A kernel file uses a handful of them. On the
 H200's host, a published-style CUDA unit (benchmarks/solutions/level1/21_relu__cuda.py) compiles in 22.2 s
 against torch/types.h and in 13.2 s against the stand-in (44.4 s as written with torch/extension.h;
-scripts/build_units.py, results/2026-12-02-h200-slim-headers.md).
+scripts/build_units.py, docs/evidence/2026-12-02-h200-slim-headers.md).
 
 The stand-in (`stand_in`) declares what torch/types.h declares for kernel files: everything ATen/ATen.h
 includes except the two headers that declare all operators, read in torch's own per-operator-headers mode

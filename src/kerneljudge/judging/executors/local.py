@@ -29,6 +29,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem
 from kerneljudge.core.types import JudgeOptions, Verdict
 from kerneljudge.judging import environment
@@ -89,7 +90,7 @@ def visible_gpus() -> list[str]:
 def default_workers(device: str) -> int:
     """Solutions in flight at once: every core on a GPU machine (builds overlap), two on the CPU (the
     judged run shares the cores with the builds there). Twice the cores on the H200 made the first wave of
-    builds slower (86-90 s against 63-70 s; results/2026-12-02-h200-device-turns.md)."""
+    builds slower (86-90 s against 63-70 s; docs/evidence/2026-12-02-h200-device-turns.md)."""
     cores = os.cpu_count() or 1
     return cores if device == "cuda" else min(2, cores)
 
@@ -127,7 +128,7 @@ class SlotSets:
         self._lock = threading.Lock()
 
     def get(self, options: JudgeOptions) -> list[Slot]:
-        cache = options.cache_dir or environment.default_cache_dir()
+        cache = options.cache_dir or default_cache_dir()
         key = (options.precision, options.threads, cache, options.reserved_cores)
         with self._lock:
             slots = self._sets.get(key)

@@ -40,7 +40,8 @@ def _section(anchor: str, heading: str, *content: Any) -> Markup:
     return Markup(tag("h2", heading, id=anchor) + "".join(esc(c) for c in content))
 
 
-def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]], settings: ReportSettings) -> tuple[str, int]:
+def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]],
+           settings: ReportSettings) -> tuple[str, int]:
     """The page's HTML and its number of figures."""
     table_summaries = [curves.table_summary(r.rows, baselines, settings.n_boot) for r in runs]
     curve_summaries = [curves.curve_summary(r.rows, baselines, settings.band_boot) for r in runs]
@@ -51,7 +52,8 @@ def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]], se
     nav = [("runs", "Runs"), ("scores", "Scores"), ("curves", "fast_p curves"), ("levels", "Levels"),
            ("speedups", "Speedups"), ("breakdown", "Verdicts and flags"), ("backends", "Backends")]
     body = [tag("h1", title),
-            tag("p", f"kerneljudge {__version__}; generated {datetime.now(timezone.utc).isoformat(timespec='seconds')}; "
+            tag("p", f"kerneljudge {__version__}; "
+                     f"generated {datetime.now(timezone.utc).isoformat(timespec='seconds')}; "
                      f"{sum(len(r.rows) for r in runs)} verdicts", class_="meta")]
     sections = [
         _section("runs", "Runs", tables.runs_table(runs)),
@@ -89,7 +91,8 @@ def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]], se
     return html, html.count('class="plot"')  # untrusted text is escaped, so only our <img> tags match
 
 
-def write_report(runs: Sequence[Run], out: str | os.PathLike, baselines: Mapping[str, Mapping[str, float]] | None = None,
+def write_report(runs: Sequence[Run], out: str | os.PathLike,
+                 baselines: Mapping[str, Mapping[str, float]] | None = None,
                  settings: ReportSettings = ReportSettings()) -> ReportResult:
     """Render and write the report through a temporary file (a reader never sees half a page)."""
     text, n_figs = render(runs, dict(baselines or {}), settings)

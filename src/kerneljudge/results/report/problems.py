@@ -79,7 +79,8 @@ def problem_table(runs: Sequence[Run], with_source: bool = True) -> Markup:
                 ([Cell(tag("a", "source", href=f"#v{n}-src"))] if with_source else [])
             rows.append(cells)
             attrs.append({"data_run": run.label, "data_verdict": label, "data_level": str(level),
-                          "data_backend": str(v.get("backend") or "-"), "data_accepted": "1" if v.get("accepted") else "0"})
+                          "data_backend": str(v.get("backend") or "-"),
+                          "data_accepted": "1" if v.get("accepted") else "0"})
             n += 1
     return Markup(_filters(runs) + tag("div", table(headers, rows, id="problems", numeric=numeric, row_attrs=attrs),
                                        class_="scroll"))
@@ -170,7 +171,8 @@ def _facts(v: Mapping[str, Any]) -> Markup:
          if sandbox else None),
         ("build s / wall s", f"{fmt(_num(v.get('build_s')))} / {fmt(_num(v.get('wall_s')))}"),
         ("phases s", _compact(v["phases_s"]) if v.get("phases_s") else None),
-        ("model", v.get("model")), ("item", v.get("item")), ("extraction", v.get("extraction_note") or v.get("extraction")),
+        ("model", v.get("model")), ("item", v.get("item")),
+        ("extraction", v.get("extraction_note") or v.get("extraction")),
         ("tokens", f"{usage.get('prompt_tokens')}+{usage.get('completion_tokens')}" if usage else None),
         ("versions", _compact(v["versions"]) if v.get("versions") else None),
         ("problem", v.get("problem")), ("problem sha256", v.get("problem_sha256")),

@@ -98,8 +98,9 @@ def breakdown(runs: Sequence[Run]) -> Markup:
     return Markup("".join(out))
 
 
-def compare_section(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]], n_boot: int) -> tuple[Markup, list]:
-    """Each run after the first against the first (compare_runs.compare), as tables; and the raw results."""
+def compare_section(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]],
+                    n_boot: int) -> tuple[Markup, list]:
+    """Each run after the first against the first (results/compare.py), as tables; and the raw results."""
     parts, results = [], []
     base = runs[0]
     for other in runs[1:]:

@@ -44,8 +44,8 @@ def runs_table(runs: Sequence[Run]) -> Markup:
         model = (run.config or {}).get("model")
         rows.append([run.label, str(run.source), "bench run folder" if run.is_folder else "JSONL log", len(run.rows),
                      len({score.problem_of(v) for v in run.rows}), model or _distinct(run.rows, "model"),
-                     _distinct(run.rows, "device_name"), _distinct(run.rows, "precision"), _distinct(run.rows, "policy"),
-                     _distinct(run.rows, "preset"), run.dropped])
+                     _distinct(run.rows, "device_name"), _distinct(run.rows, "precision"),
+                     _distinct(run.rows, "policy"), _distinct(run.rows, "preset"), run.dropped])
     return table(["run", "source", "kind", "verdicts", "problems", "model", "device", "precision", "policy",
                   "preset", "repeats ignored"], rows)
 

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.judging import environment
 from kerneljudge.judging.child import Child
 from kerneljudge.core.problem import Problem, ProblemError, read_problem
@@ -37,7 +38,7 @@ class LintWorker:
     """One long-lived lint worker process, restarted on demand after a failure."""
 
     def __init__(self, cache_dir: str | None = None, threads: int = 1):
-        self.cache_dir = cache_dir or environment.default_cache_dir()
+        self.cache_dir = cache_dir or default_cache_dir()
         self.threads = threads
         self._child: Child | None = None
         self.starts = 0

@@ -25,7 +25,7 @@ from typing import Any, Iterable, TextIO
 
 from kerneljudge.core.paths import suite_tables_root
 from kerneljudge.core.problem import Problem, ProblemError, read_problem
-from kerneljudge.suite.lint import LintWorker, WorkerFailure
+from kerneljudge.judging.lint import LintWorker, WorkerFailure
 
 COUNT_VERSION = 4   # bump when the counting changes, to invalidate cached counts
 PACKAGED_COUNTS = suite_tables_root() / "sol_counts.json"

@@ -1,4 +1,5 @@
-"""The trusted builder: solutions' C++/CUDA extensions are compiled here, in a box, never in their process.
+"""The keyed build store (the trusted builder): solutions' C++/CUDA extensions, each built once per key in a
+folder of its own, in a box (judging/build/boxed_run.py), never in the solution's process.
 
 A solution's load_inline/load call arrives as a plain request (worker/builds.py). The request is untrusted:
 it is validated (types, sizes, names), then keyed by a sha256 of every argument that changes the result
@@ -22,8 +23,9 @@ CUDA units are tried first against a slim stand-in for torch/types.h written for
 torch/extension.h, with torch/types.h in its place (judging/build/lean_headers.py; KERNELJUDGE_LEAN_HEADERS=0);
 the marker records `slim_headers` or `lean_headers` when such a build served.
 Binding units load a shared precompiled torch/extension.h (judging/build/pch.py), made the first time a build
-asks for one by a process of its own (`make_pch`, which outlives a short judge): <build_root>/pch/<key>/
-(its box's only writable folder) and <build_root>/pch/<key>.json, written once it is complete.
+asks for one by a process of its own (judging/build/pch_maker.py, which outlives a short judge):
+<build_root>/pch/<key>/ (its box's only writable folder) and <build_root>/pch/<key>.json, written once it is
+complete.
 KERNELJUDGE_PCH=0 turns that off.
 """
 
@@ -37,28 +39,25 @@ import importlib.metadata
 import json
 import os
 import secrets
-import shutil
-import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kerneljudge.judging.build import pch
-from kerneljudge.sandbox import launch, spec as box_spec
-from kerneljudge.judging.build.request import MAX_SOURCE_BYTES, BuildRefused, uses_cuda, validate
+from kerneljudge.judging.build import pch, pch_maker
+from kerneljudge.judging.build.boxed_run import LOG_CHARS, LineWatch, boxed_command, run_boxed
+from kerneljudge.judging.build.folders import freeze, remove, wipe, write_json
+from kerneljudge.judging.build.request import uses_cuda, validate
 from kerneljudge.judging.child import TailBuffer
-from kerneljudge.judging.cores import available_cores, pin_tree
+from kerneljudge.judging.cores import available_cores
+from kerneljudge.sandbox import spec as box_spec
 
-__all__ = ["MAX_SOURCE_BYTES", "BuildRefused", "BuildResult", "Builder", "validate"]
+__all__ = ["BuildResult", "Builder"]
 
 FORMAT = 1  # bump when the worker's way of building changes: old folders are then never reused
-LOG_CHARS = 8000
-PCH_TIMEOUT_S = 900.0
 MAX_NICE = 19
 
 
@@ -234,31 +233,30 @@ class Builder:
 
     def _run(self, key: str, request: dict[str, Any], deadline: float, nice: int) -> BuildResult:
         folder = self._folder(key)
-        _remove(self._marker_path(key))
-        _wipe(folder)
+        remove(self._marker_path(key))
+        wipe(folder)
         box_spec.prepare_scratch(folder)
         env = box_spec.boxed_env(self.env, folder)
         env.update(TORCH_CUDA_ARCH_LIST=self.cuda_arch_list, CUDA_VISIBLE_DEVICES="")
         if self.pch_root:
             os.makedirs(self.pch_root, exist_ok=True)
-        box = box_spec.build_box(folder, also_read=[self.pch_root] if self.pch_root else [])
-        command = launch.argv(box, "kerneljudge.judging.build.compile_worker", [folder],
-                              landlock_mode="start", nice=nice, require=self.require, die_with_parent=True)
+        command = boxed_command(folder, "kerneljudge.judging.build.compile_worker", nice=nice, require=self.require,
+                                also_read=[self.pch_root] if self.pch_root else [], die_with_parent=True)
         with self._guard:
             self.builds_started += 1
         started = time.monotonic()
         output = TailBuffer(LOG_CHARS * 2)
         sent = {**request, "lean_headers": self.lean_headers, "slim_headers": self.slim_headers,
                 "pch_root": self.pch_root}
-        code = _run_boxed(command, env, folder, json.dumps(sent).encode(), output, deadline - started, self.cores,
-                          watch=_LineWatch(self._want_pch) if self.pch_root else None)
+        code = run_boxed(command, env, folder, json.dumps(sent).encode(), output, deadline - started, self.cores,
+                         watch=LineWatch(self._want_pch, b"pch-wanted ") if self.pch_root else None)
         seconds = round(time.monotonic() - started, 3)
         log = _clean_log(output.text(LOG_CHARS), request["name"])
         if code is None:
-            _wipe(folder)
+            wipe(folder)
             return self._failure(key, request, f"the build ran past its time limit\n{log}", seconds)
         if code == 0 and _is_plain_library(folder, request["name"]):
-            _freeze(folder)
+            freeze(folder)
             digest = _sha256_of(folder, request["name"])
             said = output.text(LOG_CHARS)
             lean = f"built {request['name']} (lean headers)" in said
@@ -268,7 +266,7 @@ class Builder:
                                      "slim_headers": slim, "pch": used_pch})
             return BuildResult(True, key, request["name"], self._library(key, request["name"]), digest, "", seconds,
                                False, request["is_python_module"], lean, slim, used_pch)
-        _wipe(folder)
+        wipe(folder)
         if code == 3:  # the compiler failed: the same request will fail the same way
             self._write_marker(key, {"ok": False, "log": log, "seconds": seconds})
         elif code == 0:
@@ -297,18 +295,14 @@ class Builder:
         with self._guard:
             if key in self.pch_makers:
                 return
-            self.pch_makers[key] = maker = subprocess.Popen(
-                [sys.executable, "-m", "kerneljudge.judging.build.builder"], stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env, start_new_session=True)
-        with contextlib.suppress(OSError):
-            maker.stdin.write(json.dumps(job).encode())
-            maker.stdin.close()
+            self.pch_makers[key] = maker = pch_maker.start(self.env)
+        pch_maker.send(maker, job)
 
     def _failure(self, key: str, request: dict[str, Any], log: str, seconds: float) -> BuildResult:
         return BuildResult(False, key, request["name"], None, "", log, seconds, False, request["is_python_module"])
 
     def _write_marker(self, key: str, fields: dict[str, Any]) -> None:
-        _write_json(self._marker_path(key), {"format": FORMAT, **fields})
+        write_json(self._marker_path(key), {"format": FORMAT, **fields})
 
     # ---- handing out ----
     def copy_into(self, result: BuildResult, scratch_dir: str) -> str:
@@ -342,99 +336,11 @@ class Builder:
         return os.path.join(target, filename)
 
 
-def make_pch(job: dict[str, Any]) -> None:
-    """Make the .gch `job` asks for (Builder._want_pch checked its flags), in a box that writes only its folder,
-    then its marker. One maker per key at a time (an flock); a killed maker leaves a folder without a marker,
-    which the next one wipes."""
-    root, key, flags = job["pch_root"], job["key"], job["flags"]
-    folder = os.path.join(root, key)
-    with open(os.path.join(root, f"{key}.lock"), "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return  # another judge process is making it
-        if os.path.exists(pch.marker_path(root, key)):
-            return  # made (or failed) before
-        _wipe(folder)
-        box_spec.prepare_scratch(folder)
-        command = launch.argv(box_spec.build_box(folder), "kerneljudge.judging.build.pch_worker", [folder],
-                              landlock_mode="start", nice=job["nice"], require=tuple(job["require"]))
-        output = TailBuffer(LOG_CHARS)
-        started = time.monotonic()
-        code = _run_boxed(command, box_spec.boxed_env(job["env"], folder), folder,
-                          json.dumps({"flags": flags}).encode(), output, PCH_TIMEOUT_S, tuple(job["cores"]))
-        ok = code == 0 and os.path.isfile(os.path.join(pch.include_dir(root, key), pch.HEADER + ".gch"))
-        if ok:
-            _freeze(folder)
-        else:
-            _wipe(folder)
-        _write_json(pch.marker_path(root, key), {"ok": ok, "seconds": round(time.monotonic() - started, 1),
-                                                 "flags": flags, "log": "" if ok else output.text(LOG_CHARS)})
-
-
-def _write_json(path: str, data: dict[str, Any]) -> None:
-    """Whole or not at all: readers never see a half-written marker."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f)
-    os.replace(temporary, path)
-
-
 def _torch_version() -> str:
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
-
-
-class _LineWatch:
-    """Hands each whole line of a build's output to `on_line` as it arrives (the build is still running)."""
-
-    def __init__(self, on_line: Any) -> None:
-        self.on_line, self.partial = on_line, b""
-
-    def feed(self, data: bytes) -> None:
-        *lines, self.partial = (self.partial + data).split(b"\n")
-        self.partial = self.partial[-4096:]
-        for line in lines:
-            if line.startswith(b"pch-wanted "):
-                self.on_line(line.decode("utf-8", "replace"))
-
-
-def _run_boxed(command: list[str], env: dict[str, str], cwd: str, request: bytes, output: TailBuffer,
-               timeout_s: float, cores: tuple[int, ...] = (), watch: _LineWatch | None = None) -> int | None:
-    """Run the build; its exit status, or None when it ran past `timeout_s` (then its group is killed)."""
-    proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    pin_tree(proc.pid, cores)  # the compilers it starts inherit it
-
-    def feed() -> None:
-        with contextlib.suppress(OSError):
-            proc.stdin.write(request)
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-
-    def drain() -> None:
-        while data := proc.stdout.read1(1 << 16):
-            output.feed(data)
-            if watch is not None:
-                watch.feed(data)
-
-    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
-    for t in threads:
-        t.start()
-    try:
-        code = proc.wait(timeout=max(timeout_s, 0.1))
-    except subprocess.TimeoutExpired:
-        code = None
-        # the launcher's group (it is not reaped yet, so the group id is still its own): when the launcher
-        # and init die, the kernel kills the PID namespace, compilers and all
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    for t in threads:
-        t.join(timeout=5)
-    return code
 
 
 def _clean_log(log: str, name: str) -> str:
@@ -477,39 +383,3 @@ def _sha256_of(folder: str, name: str) -> str:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _freeze(folder: str) -> None:
-    """Make a finished build read-only, links left alone (never followed)."""
-    for root, dirs, files in os.walk(folder, topdown=False, followlinks=False):
-        for name in files + dirs:
-            path = os.path.join(root, name)
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISLNK(mode):
-                os.chmod(path, stat.S_IMODE(mode) & ~0o222)
-    os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) & ~0o222)
-
-
-def _wipe(folder: str) -> None:
-    """Remove a folder left by an unfinished or refused build, read-only parts included."""
-    if os.path.islink(folder) or os.path.isfile(folder):
-        os.unlink(folder)
-        return
-    if not os.path.isdir(folder):
-        return
-    for root, dirs, _ in os.walk(folder, followlinks=False):
-        os.chmod(root, 0o700)
-        for name in dirs:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o700)
-    shutil.rmtree(folder)
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-
-
-if __name__ == "__main__":  # the .gch maker Builder._want_pch starts: python -m kerneljudge.judging.build.builder < JOB
-    make_pch(json.load(sys.stdin))
