@@ -1,6 +1,6 @@
 """Measure reference baselines for the bundled suite with the judge's own timing method.
 
-    python scripts/baselines.py --out results/baselines-h200.jsonl [--mode eager|compile|both] [--level N]
+    python scripts/baselines.py --out docs/evidence/baselines-h200.jsonl [--mode eager|compile|both] [--level N]
         [--problems ID,...] [--limit N] [--budget 0.5] [--preset default|small] [--device auto|cuda|cpu]
         [--precision fp32] [--workers N] [--gpus N] [--compile-threads N] [--deadline-s S]
         [--eager-timeout S] [--compile-timeout S] [--retry-failed]
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
 
+from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.judging import environment  # noqa: E402
 from kerneljudge.suite.baseline_runner import BaselineRunner, RunnerConfig, default_lock_dir  # noqa: E402
 from kerneljudge.suite.catalog import list_problems  # noqa: E402
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         deadline_s=None if args.deadline_s is None else args.deadline_s - (time.monotonic() - started),
         eager_timeout_s=args.eager_timeout, compile_timeout_s=args.compile_timeout,
         compile_threads=compile_threads, retry_failed=args.retry_failed, limit=args.limit,
-        cache_dir=args.cache_dir or environment.default_cache_dir(),
+        cache_dir=args.cache_dir or default_cache_dir(),
         host={**_host(device, ["scripts/baselines.py", *argv]), "workers": workers,
               "compile_threads": compile_threads, "device_slots": slots})
     signal.signal(signal.SIGTERM, _terminate)

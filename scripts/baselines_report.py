@@ -6,7 +6,7 @@
 --package writes src/kerneljudge/data/suite/baselines_h200.json (--data FILE: another file) with, per
 problem id, eager_ms, compile_ms, peak_mem_bytes, sol_ms, sol_fraction (sol_ms / eager_ms) and more, under
 a header with the GPU, driver, versions, dates and commands; `kerneljudge score RUN --baseline compile`
-reads the packaged one. --md gets the summary for results/ (stdout without --md): counts, the problems
+reads the packaged one. --md gets the summary for docs/evidence/ (stdout without --md): counts, the problems
 outside the 0.5-50 ms and 6 GB size bars, the geometric-mean compile/eager ratio and the distribution of
 speed-of-light fractions.
 
@@ -24,15 +24,12 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-from kerneljudge.suite import baselines as B  # noqa: E402
-from kerneljudge.suite.baseline_runner import read_rows  # noqa: E402
+from kerneljudge.suite import baselines as B
+from kerneljudge.suite.baseline_runner import read_rows
 
 
 def _sol_rows(pids: list[str], args) -> dict[str, dict]:
-    from kerneljudge.suite import sol
+    from kerneljudge.judging import roofline
     from kerneljudge.suite.catalog import list_problems
 
     if args.sol_json:
@@ -52,7 +49,7 @@ def _sol_rows(pids: list[str], args) -> dict[str, dict]:
               "them", file=sys.stderr)
     print(f"baselines_report: counting FLOPs and bytes of {len(chosen)} problem(s) (cached after the first time)",
           file=sys.stderr)
-    rows = sol.sol_many(chosen, sol.H200, args.precision, args.timeout, args.cache_dir, progress=sys.stderr)
+    rows = roofline.sol_many(chosen, roofline.H200, args.precision, args.timeout, args.cache_dir, progress=sys.stderr)
     return {r["problem"]: r for r in rows}
 
 
@@ -63,9 +60,10 @@ def _suite_sha() -> dict[str, str]:
 
 
 def _ceilings() -> dict:
-    from kerneljudge.suite import sol
+    from kerneljudge.judging import roofline
 
-    return {k: {"value": getattr(sol.H200, k), "source": sol.H200.source.get(k)} for k in sol.CEILING_FIELDS}
+    return {k: {"value": getattr(roofline.H200, k), "source": roofline.H200.source.get(k)}
+            for k in roofline.CEILING_FIELDS}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--package", action="store_true",
                        help="write the packaged baselines (src/kerneljudge/data/suite/baselines_h200.json)")
     where.add_argument("--data", default=None, help="write the data file here instead")
-    parser.add_argument("--md", default=None, help="markdown summary to write (e.g. results/DATE-h200-baselines.md)")
+    parser.add_argument("--md", default=None,
+                        help="markdown summary to write (e.g. docs/evidence/DATE-h200-baselines.md)")
     parser.add_argument("--title", default=None, help="heading of the summary")
     parser.add_argument("--device", default="cuda", help="rows of this device (default cuda)")
     parser.add_argument("--preset", default="default", help="rows of this preset (default: default)")

@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
 
+from kerneljudge.core.paths import examples_root
 from kerneljudge.judging.build import lean_headers, pch, pch_worker, slim_headers  # noqa: E402
 
 DEFAULT = [ROOT / "benchmarks" / "solutions" / "level1" / "21_relu__cuda.py",
-           ROOT / "src" / "kerneljudge" / "examples" / "solutions" / "1_gelu_scale__cpp.py"]
+           examples_root() / "solutions" / "1_gelu_scale__cpp.py"]
 
 
 class Captured(Exception):

@@ -15,9 +15,9 @@ tell a right answer from a wrong one (worker/degenerate.py)? No bundled problem 
 Each variant's output is compared with the reference by compare.compare_outputs under the tf32, fp32 and
 kernelbench contracts, with the workload counted by numerics/arithmetic.py (what the judge passes).
 
-  python scripts/calibrate_numerics.py --device cpu --preset small --out results/DATE-cpu-numerics-calibration.md
+  python scripts/calibrate_numerics.py --device cpu --preset small --out docs/evidence/DATE-cpu-numerics-calibration.md
   python scripts/calibrate_numerics.py --device cuda --preset default --jobs 12 --deadline-min 8.5 \
-      --out results/DATE-h200-numerics-calibration.md
+      --out docs/evidence/DATE-h200-numerics-calibration.md
 
 Writes FILE.md (summary with the issue's bars, then one row per problem) and FILE.json (every number).
 """
@@ -38,11 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kerneljudge.core.paths import problems_root
+from kerneljudge.core.types import CONTRACTS
+
 ROOT = Path(__file__).resolve().parents[1]
-SUITE = ROOT / "src" / "kerneljudge" / "suite"
+SUITE = problems_root()
 VARIANTS = ("tf32", "tf32_truncate", "fp16_operands", "bf16_operands", "tanh_gelu", "bf16_results", "split_k",
             "fp64")
-CONTRACTS = ("tf32", "fp32", "kernelbench")
 INIT_SEED, INPUT_SEED, FLOOR_SEED = 1234, 5678, 91011
 
 
@@ -195,8 +197,7 @@ def run_child(path: Path, args: argparse.Namespace, stop_at: float) -> dict[str,
         return {"path": _problem_id(path), "skipped": "not run: --deadline-min reached"}
     cmd = [sys.executable, __file__, "--one", str(path), "--device", args.device, "--preset", args.preset,
            "--variants", ",".join(args.variants)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src") + os.pathsep
-           + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=min(args.timeout, left), env=env)
     except subprocess.TimeoutExpired:
@@ -340,7 +341,8 @@ def write_markdown(out: Path, meta: dict[str, Any], summary: dict[str, Any], row
                  f"{len(bf16['accepted_under_tf32'])} accepted under tf32, {len(bf16['accepted_under_fp32'])} "
                  "under fp32 |")
     nb = summary["bar_bf16_results_without_matmul_rejected"]
-    lines.append(f"| `bf16_results` of a problem with no matmul-like op rejected under tf32 and fp32 | {nb['judged']} | "
+    lines.append("| `bf16_results` of a problem with no matmul-like op rejected under tf32 and fp32 | "
+                 f"{nb['judged']} | "
                  f"{len(nb['accepted_under_tf32'])} accepted under tf32{_names(nb['accepted_under_tf32'])}, "
                  f"{len(nb['accepted_under_fp32'])} under fp32{_names(nb['accepted_under_fp32'])} |")
     for contract, found in summary["degenerate"].items():

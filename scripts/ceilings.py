@@ -10,7 +10,7 @@ Measured, with CUDA events after a warm-up, the median of repeated runs, on one 
   bf16_flops, fp16_flops   the same in bf16 and fp16 (fp32 accumulation, torch's default)
 The best size's median is the ceiling (2*n^3 FLOP per matmul). The file also records the GPU, driver,
 torch, CUDA and Triton versions, the date, the command and every size's numbers. --install checks the file
-and writes it to src/kerneljudge/data/suite/h200_ceilings.json, which kerneljudge.suite.sol reads for
+and writes it to src/kerneljudge/data/suite/h200_ceilings.json, which kerneljudge.judging.roofline reads for
 its H200 spec (fields not measured keep the datasheet figure; GpuSpec.source says which is which).
 """
 
@@ -27,8 +27,6 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
 
 COPY_SIZES = (1 << 30, 4 << 30)
 MATMUL_SIZES = (8192, 16384)
@@ -71,7 +69,7 @@ def measure_copy(sizes) -> list[dict]:
     for nbytes in sizes:
         src = torch.randn(nbytes // 4, device="cuda")
         dst = torch.empty_like(src)
-        times = _time_ms(lambda: dst.copy_(src))
+        times = _time_ms(lambda: dst.copy_(src))  # noqa: F821  (ruff misreads the `del` below; called here)
         med = _median(times)
         rows.append({"bytes": nbytes, "median_ms": med, "min_ms": min(times), "runs": len(times),
                      "bytes_per_s": 2 * nbytes / (med / 1e3)})
@@ -92,7 +90,7 @@ def measure_matmul(kind: str, sizes) -> list[dict]:
             a = torch.randn(n, n, device="cuda", dtype=dtype)
             b = torch.randn(n, n, device="cuda", dtype=dtype)
             c = torch.empty(n, n, device="cuda", dtype=dtype)
-            times = _time_ms(lambda: torch.mm(a, b, out=c))
+            times = _time_ms(lambda: torch.mm(a, b, out=c))  # noqa: F821  (as above: called before the `del`)
             med = _median(times)
             rows.append({"n": n, "median_ms": med, "min_ms": min(times), "runs": len(times),
                          "flops_per_s": 2 * n ** 3 / (med / 1e3)})
@@ -158,11 +156,11 @@ def measure(index: int, quick: bool, argv: list[str]) -> dict:
 
 
 def install(path: str, force: bool) -> int:
-    from kerneljudge.suite import sol
+    from kerneljudge.judging import roofline
 
     try:
-        data = sol.read_ceilings(path)
-    except sol.CeilingsError as exc:
+        data = roofline.read_ceilings(path)
+    except roofline.CeilingsError as exc:
         print(f"ceilings: {exc}", file=sys.stderr)
         return 3
     if "h200" not in data["gpu"].lower() and not force:
@@ -173,15 +171,16 @@ def install(path: str, force: bool) -> int:
         print(f"ceilings: {path} is a --quick measurement (small sizes); use --force to install it anyway",
               file=sys.stderr)
         return 3
-    odd = [f"{k} = {data[k]:.3g} is {data[k] / sol.H200_DATASHEET[k]:.0%} of the datasheet's {sol.H200_DATASHEET[k]:.3g}"
-           for k in sol.CEILING_FIELDS if data.get(k) is not None
-           and not PLAUSIBLE[0] <= data[k] / sol.H200_DATASHEET[k] <= PLAUSIBLE[1]]
+    sheet = roofline.H200_DATASHEET
+    odd = [f"{k} = {data[k]:.3g} is {data[k] / sheet[k]:.0%} of the datasheet's {sheet[k]:.3g}"
+           for k in roofline.CEILING_FIELDS if data.get(k) is not None
+           and not PLAUSIBLE[0] <= data[k] / roofline.H200_DATASHEET[k] <= PLAUSIBLE[1]]
     if odd and not force:
         print(f"ceilings: {path} does not look like an H200 measurement ({'; '.join(odd)}); use --force to install "
               "it anyway", file=sys.stderr)
         return 3
-    missing = [k for k in sol.CEILING_FIELDS if data.get(k) is None]
-    target = sol.H200_CEILINGS
+    missing = [k for k in roofline.CEILING_FIELDS if data.get(k) is None]
+    target = roofline.H200_CEILINGS
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")

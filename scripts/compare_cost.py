@@ -13,15 +13,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import torch
 
-import torch  # noqa: E402
-
-from kerneljudge.numerics import fused_compare, classes as numerics  # noqa: E402
+from kerneljudge.numerics import fused_compare, classes as numerics
 
 
 def timed(fn, device: str, repeats: int) -> float:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
 
+from kerneljudge.core.paths import examples_root, problems_root
 from kerneljudge.analysis import detect_backend  # noqa: E402
 from kerneljudge.judging.batch import Job, run_batch  # noqa: E402
 from kerneljudge.core.problem import read_problem  # noqa: E402
@@ -36,7 +36,7 @@ from kerneljudge.core.types import JudgeOptions  # noqa: E402
 from tests.labels import collect  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
-EXAMPLES = ROOT / "src" / "kerneljudge" / "examples"
+EXAMPLES = examples_root()
 
 
 def machine() -> dict:
@@ -109,7 +109,8 @@ def cmd_fixtures(args) -> None:
     md += "Where the time went (seconds per solution):\n\n" + phase_table(verdicts) + "\n"
     md += "| fixture | threat | expected | got | ok | reason |\n|---|---|---|---|---|---|\n"
     for r in rows:
-        md += f"| {r['fixture']} | {r['threat'] or ''} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {r['reason'][:90]} |\n"
+        md += (f"| {r['fixture']} | {r['threat'] or ''} | {r['expected']} | {r['got']} | "
+               f"{'yes' if r['ok'] else 'NO'} | {r['reason'][:90]} |\n")
     write(Path(args.out), "fixtures", {"machine": info, "rows": rows, "wall_s": wall}, md)
 
 
@@ -125,13 +126,14 @@ def cmd_examples(args) -> None:
     wall = time.monotonic() - started
     info = machine()
     md = header_md("Bundled examples on the GPU (the main job)", info)
-    md += f"Batch wall time {wall:.1f} s for {len(jobs)} solutions.\n\n```\n{verdict_table(verdicts)}\n\n{fast_p_line(verdicts)}\n```\n"
+    md += (f"Batch wall time {wall:.1f} s for {len(jobs)} solutions.\n\n"
+           f"```\n{verdict_table(verdicts)}\n\n{fast_p_line(verdicts)}\n```\n")
     md += "\nWhere the time went (seconds per solution):\n\n" + phase_table(verdicts)
     write(Path(args.out), "examples", {"machine": info, "verdicts": verdicts, "wall_s": wall}, md)
 
 
 BENCHMARK_SOLUTIONS = ROOT / "benchmarks" / "solutions"
-SUITE = ROOT / "src" / "kerneljudge" / "suite"
+SUITE = problems_root()
 SIZE_CONSTANTS = (r"(constexpr int kRowThreads = )(\d+)", r"(\b(?:block_size|threads|kThreads|BLOCK_SIZE)\s*=\s*)(\d+)")
 
 
@@ -242,7 +244,8 @@ def cmd_bench(args) -> None:
     summary = {"solutions": len(jobs), "cuda_solutions": n_cuda, "triton_solutions": len(jobs) - n_cuda,
                "wall_s": round(wall, 1), "solutions_per_hour": round(per_hour),
                "correct": sum(v["verdict"] == "correct" for v in verdicts),
-               "verdicts": {k: sum(v["verdict"] == k for v in verdicts) for k in sorted({v["verdict"] for v in verdicts})},
+               "verdicts": {k: sum(v["verdict"] == k for v in verdicts)
+                            for k in sorted({v["verdict"] for v in verdicts})},
                "median_build_s": sorted(builds)[len(builds) // 2] if builds else None,
                "timeline": completion_timeline(finished, wall), "builds": build_table(verdicts).strip()}
     md = header_md("Batch judging speed: distinct CUDA load_inline solutions, cold build cache", info)

@@ -26,12 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+from kerneljudge import Judge
+from kerneljudge.core.paths import examples_root
 
-from kerneljudge import Judge  # noqa: E402
-
-EXAMPLES = ROOT / "src" / "kerneljudge" / "examples"
+EXAMPLES = examples_root()
 DEFAULTS = {"cuda": ("1_gelu_scale.py", "1_gelu_scale__cuda.py"), "cpu": ("1_gelu_scale.py", "1_gelu_scale__cpp.py")}
 
 
@@ -147,7 +145,7 @@ def main() -> int:
     if args.compare_cold_start:
         result["sessions"]["cold start"] = session_with(problem, solution, args.device, cache, args.repeats, False)
         save()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = dict(os.environ)
     runs = eval_runs(problem, solution, args.device, cache, args.repeats, env)
     result["eval"] = {"runs": runs, "summary": summary(runs)}
     save()

@@ -17,28 +17,28 @@ import tempfile
 from pathlib import Path
 
 from kerneljudge.core.problem import read_problem
-from kerneljudge.suite import sol
+from kerneljudge.judging import roofline
 from kerneljudge.suite.catalog import problem_files
-from kerneljudge.suite.lint import LintWorker
+from kerneljudge.judging.lint import LintWorker
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(sol.PACKAGED_COUNTS))
+    parser.add_argument("--out", default=str(roofline.PACKAGED_COUNTS))
     args = parser.parse_args(argv)
     counts, skipped = {}, []
     with tempfile.TemporaryDirectory() as scratch, LintWorker(scratch) as worker:
         files = problem_files()
         for n, path in enumerate(files, 1):
             problem = read_problem(path)
-            found = sol.measure_with(worker, problem, use_cache=False)
+            found = roofline.measure_with(worker, problem, use_cache=False)
             keep = {k: found.get(k) for k in ("flops", "flops_by_op", "inputs", "params", "outputs", "notes")}
             if found.get("error"):
                 skipped.append(f"{problem.id}: {found['error'][:120]}")
             else:
                 counts[problem.sha256] = {**keep, "problem": problem.id}
             print(f"[{n}/{len(files)}] {problem.id}", file=sys.stderr, flush=True)
-    Path(args.out).write_text(json.dumps({"count_version": sol.COUNT_VERSION, "counts": counts},
+    Path(args.out).write_text(json.dumps({"count_version": roofline.COUNT_VERSION, "counts": counts},
                                          sort_keys=True, indent=0) + "\n")
     print(f"packaged counts of {len(counts)} problems in {args.out}; left out {len(skipped)}", file=sys.stderr)
     for line in skipped:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
 
 from kerneljudge.service.reward import KernelReward  # noqa: E402
 from tests.llm_server import LLMServer  # noqa: E402

@@ -27,7 +27,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "src"))
 
 from kerneljudge.service.client import JudgeClient  # noqa: E402
 from kerneljudge.service.reward import KernelReward  # noqa: E402

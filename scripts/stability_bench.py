@@ -24,7 +24,7 @@ minutes still ends with a report. For all six runs within such limits, split the
 
     python scripts/stability_bench.py --shard 1/2 --out-dir DIR1     # one session on the GPU
     python scripts/stability_bench.py --shard 2/2 --out-dir DIR2     # another (a fresh machine is fine)
-    python scripts/stability_bench.py --merge DIR1/*.json DIR2/*.json --out-dir results/   # anywhere, no GPU
+    python scripts/stability_bench.py --merge DIR1/*.json DIR2/*.json --out-dir docs/evidence/   # anywhere, no GPU
 """
 
 from __future__ import annotations
@@ -47,18 +47,18 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from kerneljudge.core.paths import examples_root, problems_root, suite_tables_root
 from kerneljudge.analysis import detect_backend  # noqa: E402
 from kerneljudge.judging.cores import CoreLayout, plan_cores  # noqa: E402
 from kerneljudge.core.jsonl import read_objects  # noqa: E402
 from stability_report import merge, render_markdown, run_counts, solution_rows, summarize  # noqa: E402
 
-EXAMPLES = ROOT / "src" / "kerneljudge" / "examples"
-SUITE = ROOT / "src" / "kerneljudge" / "suite"
+EXAMPLES = examples_root()
+SUITE = problems_root()
 SOLUTIONS = ROOT / "benchmarks" / "solutions"
-BASELINES = SUITE / "data" / "baselines_h200.json"
+BASELINES = suite_tables_root() / "baselines_h200.json"
 # a busy loop that ends by itself once its parent (this script) is gone
 BUSY_LOOP = ("import os, sys\nparent = int(sys.argv[1])\n"
              "while os.getppid() == parent:\n    for _ in range(100000):\n        pass\n")
@@ -170,8 +170,7 @@ def judge_command(args: argparse.Namespace, problems: Path, solutions: Path, out
 
 def judge_run(name: str, cmd: list[str], out: Path, total: int, log: Path) -> dict[str, Any]:
     """One `kerneljudge run` in a subprocess; its verdicts and wall time. Progress every 15 s."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT / "src")] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.monotonic()
     last = 0.0
     with log.open("w") as log_file:
@@ -301,7 +300,8 @@ def merge_reports(paths: list[Path], out_dir: Path) -> tuple[Path, dict[str, Any
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out-dir", type=Path, default=ROOT / "results", help="where the report goes (default results/)")
+    p.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "evidence",
+                   help="where the report goes (default docs/evidence/)")
     p.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "kerneljudge-stability",
                    help="run logs, staging folder and build cache (default %(default)s)")
     p.add_argument("--cache-dir", type=Path, default=None, help="build cache (default WORK_DIR/cache)")
