@@ -157,16 +157,22 @@ class ReferenceService:
         return reply
 
     def device_time(self, problem_path: str, preset: dict[str, Any], init_seed: int, seed: int, *,
-                    tf32: bool = False, budget_s: float = 0.5) -> dict[str, Any]:
-        """The reference's device time: {"method", "median_ms", ...} (worker/device_clock.py)."""
+                    tf32: bool = False, budget_s: float = 0.5, block: bool = False) -> dict[str, Any]:
+        """The reference's device time: {"method", "median_ms", "times_ms", ...} (worker/device_clock.py). With
+        `block`, one block of an interleaved measurement: the graph stays held until release_graph()."""
         reply, _ = self._request({"cmd": "device_time", "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seed": seed, "device": self.device,
-                                  "precision": self.precision, "tf32": tf32, "budget_s": budget_s})
+                                  "precision": self.precision, "tf32": tf32, "budget_s": budget_s,
+                                  "block": block})
         return reply
+
+    def release_graph(self) -> None:
+        """Drop the graph a device_time(block=True) left held."""
+        self._request({"cmd": "release_graph"})
 
     def count(self, problem_path: str) -> dict[str, Any]:
         """The problem's FLOPs and bytes at its default size, counted in this warm process on its GPU or on the
-        meta device (the reply of the lint worker's "sol" command; see suite/sol.py)."""
+        meta device (the reply of the lint worker's "sol" command; see judging/roofline.py)."""
         try:
             return self._request({"cmd": "count", "problem_path": problem_path, "device": self.device})[0]
         except ReferenceError as exc:  # the problem cannot be counted (or the process failed and was closed)

@@ -327,13 +327,22 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
     try:
         problem, model = _model_for(msg)
         make = lambda seed: loading.make_inputs(problem, seed, device, precision)  # noqa: E731
+        hold = (_model_key(msg), int(msg["seed"]), bool(msg.get("tf32"))) if msg.get("block") else None
         with worker.tf32_allowed(bool(msg.get("tf32"))):
-            out, stats = device_clock.measure(model, make, int(msg["seed"]), _timer(device), float(msg["budget_s"]))
+            out, stats = device_clock.measure(model, make, int(msg["seed"]), _timer(device), float(msg["budget_s"]),
+                                              hold=hold)
         del out
     except Exception as exc:
+        device_clock.release()
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
     channel.send(fd, {"status": "ok", **stats})
+
+
+def handle_release_graph(msg: dict[str, Any], fd: int) -> None:
+    """Drop the graph held between the blocks of an interleaved device-time measurement."""
+    device_clock.release()
+    channel.send(fd, {"status": "ok"})
 
 
 def handle_count(msg: dict[str, Any], fd: int) -> None:
@@ -376,7 +385,7 @@ def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: s
 def main() -> None:
     worker.serve({"hello": handle_hello, "prepare": handle_prepare, "expect": handle_expect, "check": handle_check,
                   "forget": handle_forget, "time_round": handle_time_round, "device_time": handle_device_time,
-                  "count": handle_count})
+                  "release_graph": handle_release_graph, "count": handle_count})
 
 
 if __name__ == "__main__":

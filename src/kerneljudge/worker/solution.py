@@ -266,18 +266,26 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
     make = lambda seed: loading.make_inputs(S.problem, seed, S.device, S.precision)  # noqa: E731
     try:
         out, stats = device_clock.measure(S.model, make, int(msg["seed"]), S.timer, float(msg["budget_s"]),
-                                          "profiler" if msg.get("method") == "profiler" else None)
+                                          "profiler" if msg.get("method") == "profiler" else None,
+                                          hold=("solution", int(msg["seed"])) if msg.get("block") else None)
     except Exception as exc:
+        device_clock.release()
         _error(fd, "runtime_error", exc)
         return
     S.last_output = out
     channel.send(fd, {"status": "ok", **stats, "has_output": out is not None, "flags": _integrity_flags()})
 
 
+def handle_release_graph(msg: dict[str, Any], fd: int) -> None:
+    """Drop the graph held between the blocks of an interleaved device-time measurement."""
+    device_clock.release()
+    channel.send(fd, {"status": "ok", "flags": _integrity_flags()})
+
+
 def main() -> None:
-    worker.serve({"box": handle_box, "load": handle_load, "init": handle_init, "call": handle_call, "timed": handle_timed,
-                  "ship": handle_ship, "profile": handle_profile,
-                  "device_time": handle_device_time})
+    worker.serve({"box": handle_box, "load": handle_load, "init": handle_init, "call": handle_call,
+                  "timed": handle_timed, "ship": handle_ship, "profile": handle_profile,
+                  "device_time": handle_device_time, "release_graph": handle_release_graph})
     # no interpreter teardown: in the narrowed box torch could not remove its IPC counter file and would
     # abort; the judge removes that file and this process's folders itself
     os._exit(0)
