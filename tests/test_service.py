@@ -109,9 +109,10 @@ def test_32_clients_200_jobs_match_eval(tmp_path, cache_dir):
     # what `eval` gives: the command itself for two of them, its code path (api.Judge with the options the
     # command builds from the same flags) for the rest, which spares a torch import per solution
     from kerneljudge.api import Judge
-    from kerneljudge.cli.main import _options, build_parser
+    from kerneljudge.cli.main import build_parser
+    from kerneljudge.cli.options import judge_options
 
-    options = _options(build_parser().parse_args(["eval", "--problem", "p", "--solution", "s", "--device", "cpu",
+    options = judge_options(build_parser().parse_args(["eval", "--problem", "p", "--solution", "s", "--device", "cpu",
                                                   "--cache-dir", cache_dir, *JUDGE_ARGS]))
     by_cli = ["correct_triton_row_sum.py", "hack_forge_channel_replies.py"]
     with Judge(options) as session, ThreadPoolExecutor(max_workers=2) as pool:
