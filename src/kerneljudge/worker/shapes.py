@@ -2,20 +2,18 @@
 
 One command besides `ping`, answered with one JSON frame:
 
-  probe: loads the problem with the given constant overrides, runs get_init_inputs(), builds Model, makes
-         the inputs and runs one forward, and reports whether the reference accepts that shape, the bytes of
-         each input, of the parameters/buffers and of each output, the output shapes and structure, and
-         (unless `flops: false`) the FLOPs (torch.utils.flop_counter). The forward runs on the "meta" device \
-(nothing is allocated),
-         else with fake tensors, else on the CPU but only when the inputs and parameters (measured on meta)
-         fit in `cpu_max_bytes` (or, with `cpu_unknown_ok`, when get_inputs() itself needs data, so its size
-         cannot be measured without making it: the parent asks for that only at CPU-preset sizes, and the
-         data limit below still applies). With `cpu: true` it also builds everything for real on the CPU and times two
-         forwards on one thread (the small preset must run quickly), under the same size limit. With
-         `values: true` (asked for the far-below held-out variant) it also builds everything for real on
-         the CPU, when inputs and parameters fit in `values_max_bytes`, and checks that the output is finite
-         and changes with the inputs (another input seed): a shape where the reference's answer is trivial
-         would let a wrong solution pass there.
+  probe: loads the problem with the given constant overrides, runs get_init_inputs(), builds Model, makes the inputs and
+         runs one forward, and reports whether the reference accepts that shape, the bytes of each input, of the
+         parameters/buffers and of each output, the output shapes and structure, and (unless `flops: false`) the FLOPs
+         (torch.utils.flop_counter). The forward runs on the "meta" device (nothing is allocated), else with fake
+         tensors, else on the CPU but only when the inputs and parameters (measured on meta) fit in `cpu_max_bytes` (or,
+         with `cpu_unknown_ok`, when get_inputs() itself needs data, so its size cannot be measured without making it:
+         the parent asks for that only at CPU-preset sizes, and the data limit below still applies). With `cpu: true` it
+         also builds everything for real on the CPU and times two forwards on one thread (the small preset must run
+         quickly), under the same size limit. With `values: true` (asked for the far-below held-out variant) it also
+         builds everything for real on the CPU, when inputs and parameters fit in `values_max_bytes`, and checks that
+         the output is finite and changes with the inputs (another input seed): a shape where the reference's answer is
+         trivial would let a wrong solution pass there.
 
 Problem code is trusted but never runs in the orchestrator; this process also caps its data segment
 (DATA_LIMIT_BYTES), so a problem that allocates at import time fails here instead of exhausting the machine.

@@ -10,10 +10,9 @@ with every matmul-like operand truncated to TF32 (the coarsest TF32 a solution m
 with fp32 registers, Triton's tl.dot default; emulated, so it is not the rounding of any GPU library a
 solution calls) and every exact GELU in its tanh form (the approximation whose error, relative to a small
 output element, a fixed allowance cannot bound), and measures that output's error against the fp32 one.
-A chain with neither a matmul-like op nor a GELU comes out bitwise equal: its floor is zero. \
-The floor is the largest of those
-errors; the tf32 bounds are never below numerics.FLOOR_MARGIN times it. A discrete decision (a top-k route)
-flips only on some inputs, so more than one input is looked at.
+A chain with neither a matmul-like op nor a GELU comes out bitwise equal: its floor is zero. The floor is the
+largest of those errors; the tf32 bounds are never below numerics.FLOOR_MARGIN times it. A discrete decision
+(a top-k route) flips only on some inputs, so more than one input is looked at.
 Only trusted code runs here: the problem's reference Model in the reference process.
 """
 
