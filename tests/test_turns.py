@@ -181,6 +181,28 @@ def test_running_out_of_memory_beside_other_checks_is_judged_again_alone(cache_d
         assert plain.verdict == "correct" and "checked_alone_again" not in plain.flags
 
 
+OOM_AT_IMPORT = OOM_SOLUTION.replace("import torch.nn as nn\n", "import torch.nn as nn\n\nraise RuntimeError("
+                                     "\"CUDA error: out of memory\")  # its CUDA context, before any turn\n")
+
+
+def test_running_out_of_memory_before_any_turn_is_judged_again_alone(cache_dir, tmp_path):
+    from kerneljudge.api import Judge
+
+    solution = tmp_path / "oom_at_import.py"
+    solution.write_text(OOM_AT_IMPORT)
+    options = JudgeOptions(device="cpu", policy="lenient", trials=2, timing=False, cache_dir=cache_dir,
+                           checks_at_once=2)
+    with Judge(options, warm_start=False) as judge:
+        verdict = judge.judge(FIXTURES / "problems" / "scale_relu.py", solution)
+    # the device was never held when it failed, so the failure may be other processes' memory: judged again
+    assert verdict.verdict != "correct" and "checked_alone_again" in verdict.flags
+    alone = JudgeOptions(device="cpu", policy="lenient", trials=2, timing=False, cache_dir=cache_dir,
+                         checks_at_once=1)
+    with Judge(alone, warm_start=False) as judge:
+        verdict = judge.judge(FIXTURES / "problems" / "scale_relu.py", solution)
+    assert "checked_alone_again" not in verdict.flags   # checking alone already: nothing to judge again
+
+
 def test_at_most_limit_judgements_keep_state_on_the_device():
     turns = DeviceTurns()
     first, second, third = (Hold(turns, 2, lambda s: None) for _ in range(3))

@@ -296,6 +296,9 @@ def _run(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -
     ctx.on_build = lambda request, left: _build(slot, box, request, left, ctx)
     if not report.complete:
         ctx.flags.add("unsandboxed")
+    # until its first turn the solution's process shares the device with every other process on it: running out
+    # of device memory there (its CUDA context, its import) is judged again alone, as in a crowded check
+    ctx.info["crowded"] = True
     try:
         ctx.deadline = time.monotonic() + opts.build_timeout_s
         with ctx.phase("build"):
