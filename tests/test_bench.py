@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from kerneljudge.results import score
+from kerneljudge.results import verdict_rows
 from kerneljudge.cli.main import main
-from kerneljudge.generate.bench import Bench, BenchError, BenchSettings, select_problems
+from kerneljudge.generate.bench import Bench, BenchError, select_problems
+from kerneljudge.generate.bench_settings import BenchSettings
 from kerneljudge.generate.providers.types import Completion
 from kerneljudge.generate.runfolder import RunFolder
 
@@ -567,7 +568,7 @@ def test_an_unjudgeable_problem_is_asked_for_no_more_turns(problems, tmp_path):
                and e["problem_outcome"]["kind"] == "degenerate_reference" for e in stopped)
     assert sum("no more turns, the problem cannot judge (degenerate_reference" in line for line in lines) == 2
     assert any("unjudgeable (degenerate_reference) - the reference output" in line for line in lines)
-    assert score.left_out(rows) == {"rows": 2, "problems": 1, "by_kind": {"degenerate_reference": 2}}
+    assert verdict_rows.left_out(rows) == {"rows": 2, "problems": 1, "by_kind": {"degenerate_reference": 2}}
     # resumed with more turns: only the judgeable problem's trajectories go on
     again = _canned_bench(problems, out, 4, [])
     plans, skipped = again.plan({(r["problem_id"], r["sample"], r["turn"]): r for r in rows})

@@ -4,7 +4,7 @@ import pytest
 
 from kerneljudge.core.mapping import find_problems, match_solution, pair_solutions
 from kerneljudge.core.problem import ProblemError, read_problem
-from kerneljudge.results.score import fast_p, fast_p_table
+from kerneljudge.results.verdict_rows import fast_p, fast_p_table
 
 PROBLEM = '''
 import torch

@@ -107,7 +107,7 @@ def register(subparsers: Any) -> None:
 
 
 def _settings(args: argparse.Namespace):
-    from kerneljudge.generate.bench import BenchSettings
+    from kerneljudge.generate.bench_settings import BenchSettings
 
     return BenchSettings(
         model=args.model, problems=args.problems, out=args.out, level=args.level, samples=args.samples,
@@ -121,7 +121,7 @@ def _settings(args: argparse.Namespace):
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from kerneljudge.results import score
+    from kerneljudge.results import score, verdict_rows
     from kerneljudge.generate.bench import BenchError, run_bench
     from kerneljudge.generate.runfolder import RunFolder, generation_totals
 
@@ -142,7 +142,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 130
     stats = result.provider_stats
     gen = generation_totals(result.rows)
-    counts = score.verdict_counts(result.rows)
+    counts = verdict_rows.verdict_counts(result.rows)
     tally = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     sent = stats.get("requests")
     print(f"bench: {result.new_rows} item(s) this run, {result.skipped} from before; {len(result.rows)} in the run "

@@ -11,8 +11,8 @@
       cache/             the provider's disk cache (generate/providers/cache.py): re-runs never re-query
 
 <item> is ``<problem stem>__s<S>_t<T>`` with 0-based sample S and turn T (turn 0 is the first attempt,
-turn t the attempt after t rounds of feedback), as score.py numbers them. A problem stem shared by two
-problems (two levels) is replaced by the problem id with "/" turned into "_".
+turn t the attempt after t rounds of feedback), as results/trajectory_scores.py numbers them. A problem
+stem shared by two problems (two levels) is replaced by the problem id with "/" turned into "_".
 
 Both logs are appended one whole line at a time, flushed and fsynced; a torn last line (a crash
 mid-write) is ignored when read and never glued to the next line.

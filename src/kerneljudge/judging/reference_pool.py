@@ -15,7 +15,7 @@ The first process (`general`) is started at once and answers hello and work coun
 problem that asks, so a single judgement starts no second process. At the limit an idle process (the least
 recently used) is closed to make room; when every process is busy, the least busy one is shared (a process
 keeps several models). Processes start on the build cores (`idle_cores`): while their problem's solution is
-timed, judging/evaluate.py pins its process to the quiet timing cores, and back afterwards.
+timed, judging/solution_run.py pins its process to the quiet timing cores, and back afterwards.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import torch
 
 from kerneljudge.core.types import CONTRACTS
 from kerneljudge.numerics import classes as numerics
-from kerneljudge.numerics.classes import Workload
+from kerneljudge.numerics.bounds import Workload
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from kerneljudge.results import score
+from kerneljudge.results import verdict_rows
 from kerneljudge.suite import baselines as B
 
 BASELINE_HELP = ("[NAME=]FILE (JSON object problem_id -> ms), or 'compile' / 'eager' for the packaged H200 "
@@ -27,7 +27,7 @@ def load_baselines(specs: Sequence[str], rows: Iterable[Mapping[str, Any]] = ())
         else:
             name, table = read_baseline(spec)
         out[name] = table
-        lacking = sorted({score.problem_of(r) for r in rows} - set(table))
+        lacking = sorted({verdict_rows.problem_of(r) for r in rows} - set(table))
         if lacking:
             print(f"kerneljudge: baseline {name} has no time for {len(lacking)} problem(s) ({', '.join(lacking[:3])}"
                   f"{' ...' if len(lacking) > 3 else ''}): they count as not faster against it", file=sys.stderr)

@@ -1,9 +1,10 @@
 """`kerneljudge compare RUN_A RUN_B`: paired differences between two runs over the problems both have.
 
 For each shared problem, each run's per-problem fast_p (its share of trajectories that qualify, as
-score.fast_p_avg averages) and its mean log best speedup (as score.geomean_speedup takes them); the
-difference B - A is averaged over problems and given a percentile bootstrap interval that resamples
-problems, keeping each problem's pair together. The pieces are score.py's own functions.
+trajectory_scores.fast_p_avg averages) and its mean log best speedup (as trajectory_scores.geomean_speedup
+takes them); the difference B - A is averaged over problems and given a percentile bootstrap interval that resamples
+problems, keeping each problem's pair together. The pieces are trajectory_scores.py's and
+bootstrap_intervals.py's own functions.
 
 Unjudgeable rows (the problem's reference could not judge) are left out of both runs before pairing, as
 score does; a problem in both runs with no judgeable row in one of them is not shared, and the result
@@ -18,18 +19,18 @@ import math
 import sys
 from typing import Any, Mapping, Optional, Sequence
 
-from kerneljudge.results import score
+from kerneljudge.results import bootstrap_intervals, trajectory_scores, verdict_rows
 
 DEFAULT_P = (0.0, 0.5, 1.0, 1.5, 2.0)
 SAME = ("device_name", "precision", "preset", "policy")
 
 
 def _mean(xs: list[float]) -> Optional[float]:
-    return score.mean(xs) if xs else None
+    return trajectory_scores.mean(xs) if xs else None
 
 
 def _with_ci(values: list[float], n_boot: int, seed: int, confidence: float) -> dict[str, Any]:
-    return {"value": _mean(values), "ci": score.bootstrap(values, _mean, n_boot, seed, confidence)}
+    return {"value": _mean(values), "ci": bootstrap_intervals.bootstrap(values, _mean, n_boot, seed, confidence)}
 
 
 def _exp(entry: dict[str, Any]) -> dict[str, Any]:
@@ -43,8 +44,8 @@ def compare_block(ga: Mapping[str, list], gb: Mapping[str, list], shared: Sequen
     """fast_p and geomean speedup of A, of B and of B - A over the shared problems, against one baseline."""
     fast = {}
     for p in thresholds:
-        pa = score.per_problem_fast_p({pid: ga[pid] for pid in shared}, p, baseline, None)
-        pb = score.per_problem_fast_p({pid: gb[pid] for pid in shared}, p, baseline, None)
+        pa = trajectory_scores.per_problem_fast_p({pid: ga[pid] for pid in shared}, p, baseline, None)
+        pb = trajectory_scores.per_problem_fast_p({pid: gb[pid] for pid in shared}, p, baseline, None)
         a, b = [pa[pid] for pid in shared], [pb[pid] for pid in shared]
         diff = [y - x for x, y in zip(a, b)]
         fast[f"fast_{p:g}"] = {"a": _with_ci(a, n_boot, seed, confidence), "b": _with_ci(b, n_boot, seed, confidence),
@@ -52,10 +53,11 @@ def compare_block(ga: Mapping[str, list], gb: Mapping[str, list], shared: Sequen
                                "b_better": sum(d > 0 for d in diff), "a_better": sum(d < 0 for d in diff)}
     la, lb = [], []
     for pid in shared:
-        xa, xb = score.best_logs(ga[pid], baseline, None), score.best_logs(gb[pid], baseline, None)
+        xa = trajectory_scores.best_logs(ga[pid], baseline, None)
+        xb = trajectory_scores.best_logs(gb[pid], baseline, None)
         if xa and xb:
-            la.append(score.mean(xa))
-            lb.append(score.mean(xb))
+            la.append(trajectory_scores.mean(xa))
+            lb.append(trajectory_scores.mean(xb))
     dl = [y - x for x, y in zip(la, lb)]
     geo = {"problems": len(dl), "a": _exp(_with_ci(la, n_boot, seed, confidence)),
            "b": _exp(_with_ci(lb, n_boot, seed, confidence)), "ratio": _exp(_with_ci(dl, n_boot, seed, confidence)),
@@ -78,21 +80,24 @@ def compare(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, A
             thresholds: Sequence[float] = DEFAULT_P, baselines: Optional[Mapping[str, Mapping[str, float]]] = None,
             n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
             labels: Sequence[str] = ("A", "B")) -> dict[str, Any]:
-    """Paired comparison, JSON-able. Keys: a, b ({label, rows, problems, left_out: score.left_out of the run}),
-    problems ({shared, only_a, only_b, only_a_ids, only_b_ids, unjudgeable, unjudgeable_ids}: unjudgeable counts
+    """Paired comparison, JSON-able. Keys: a, b ({label, rows, problems, left_out: verdict_rows.left_out of the
+    run}), problems ({shared, only_a, only_b, only_a_ids, only_b_ids, unjudgeable, unjudgeable_ids}: unjudgeable counts
     the problems in both runs left out because one run has no judgeable row for them), confidence, n_boot,
     seed, warnings, and baselines: {"eager": block, NAME: block}
     where a block is {fast_p: {fast_P: {a, b, diff: {value, ci}, b_better, a_better}}, geomean_speedup:
     {problems, a, b, ratio: {value, ci}, b_faster, a_faster}}. ratio is B's geomean speedup over A's on
     the problems both solved and timed."""
-    ga, gb = score.trajectories(score.judgeable(rows_a)), score.trajectories(score.judgeable(rows_b))
-    ids_a, ids_b = {score.problem_of(v) for v in rows_a}, {score.problem_of(v) for v in rows_b}
+    ga = trajectory_scores.trajectories(verdict_rows.judgeable(rows_a))
+    gb = trajectory_scores.trajectories(verdict_rows.judgeable(rows_b))
+    ids_a, ids_b = {verdict_rows.problem_of(v) for v in rows_a}, {verdict_rows.problem_of(v) for v in rows_b}
     shared = sorted(set(ga) & set(gb))
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)
     unjudgeable = sorted((ids_a & ids_b) - set(shared))
     out: dict[str, Any] = {
-        "a": {"label": labels[0], "rows": len(rows_a), "problems": len(ids_a), "left_out": score.left_out(rows_a)},
-        "b": {"label": labels[1], "rows": len(rows_b), "problems": len(ids_b), "left_out": score.left_out(rows_b)},
+        "a": {"label": labels[0], "rows": len(rows_a), "problems": len(ids_a),
+              "left_out": verdict_rows.left_out(rows_a)},
+        "b": {"label": labels[1], "rows": len(rows_b), "problems": len(ids_b),
+              "left_out": verdict_rows.left_out(rows_b)},
         "problems": {"shared": len(shared), "only_a": len(only_a), "only_b": len(only_b),
                      "only_a_ids": only_a[:20], "only_b_ids": only_b[:20],
                      "unjudgeable": len(unjudgeable), "unjudgeable_ids": unjudgeable[:20]},
@@ -123,7 +128,7 @@ def left_out_lines(c: Mapping[str, Any]) -> list[str]:
     for side in ("a", "b"):
         left = c[side].get("left_out") or {}
         if left.get("rows"):
-            lines.append(f"{c[side]['label']}: {score.left_out_line(left)}")
+            lines.append(f"{c[side]['label']}: {verdict_rows.left_out_line(left)}")
     n = (c.get("problems") or {}).get("unjudgeable", 0)
     if n:
         lines.append(f"{n} problem(s) in both runs not compared: a run has no judgeable verdict for them")

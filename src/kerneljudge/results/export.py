@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from kerneljudge.results import score
+from kerneljudge.results import verdict_rows
 from kerneljudge.core.extras import MissingExtra, require
 from kerneljudge.core.types import BLOCKING_FLAGS
 
@@ -108,9 +108,9 @@ def _shapes(v: Mapping[str, Any]) -> str:
 COLUMNS: list[tuple[str, str, str, Getter]] = [
     ("run", "string", "label of the run the row came from (the folder or file name unless given)", _field("run")),
     ("source", "string", "the run folder or JSONL log the row was read from", _field("source")),
-    ("problem_id", "string", "problem id, e.g. level1/19_ReLU", lambda v: score.problem_of(v)),
+    ("problem_id", "string", "problem id, e.g. level1/19_ReLU", lambda v: verdict_rows.problem_of(v)),
     ("level", "Int64", "the problem's level (from the row, else from a levelN/ problem id; 0 when unknown)",
-     lambda v: score.level_of(v)),
+     lambda v: verdict_rows.level_of(v)),
     ("backend", "string", "cuda, triton, cpp or torch (what the solution's kernels are written in)", _field("backend")),
     ("model", "string", "bench: the --model spec; missing for `run` logs", _field("model")),
     ("sample", "Int64", "bench: 0-based sample (trajectory) of the problem", lambda v: _int(v.get("sample"))),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
-from kerneljudge.results import score
+from kerneljudge.results import verdict_rows
 
 
 def _fmt_ms(x: Any) -> str:
@@ -16,8 +16,8 @@ def verdict_note(v: dict[str, Any]) -> str:
     """The flags of a correct verdict; the problem outcome's kind and reason of an unjudgeable one; else the reason."""
     if v.get("verdict") == "correct":
         return ", ".join(v.get("flags") or [])
-    if score.is_unjudgeable(v):
-        return f"{score.outcome_kind(v)}: {v.get('reason', '')}"
+    if verdict_rows.is_unjudgeable(v):
+        return f"{verdict_rows.outcome_kind(v)}: {v.get('reason', '')}"
     return v.get("reason", "")
 
 
@@ -48,9 +48,9 @@ def problem_outcome_text(outcome: dict[str, Any]) -> str:
 
 def fast_p_line(verdicts: Iterable[dict[str, Any]]) -> str:
     rows = list(verdicts)
-    table = score.fast_p_table(rows)
-    counts = score.verdict_counts(rows)
+    table = verdict_rows.fast_p_table(rows)
+    counts = verdict_rows.verdict_counts(rows)
     parts = "  ".join(f"{k}={v:.2f}" for k, v in table.items())
     tally = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    left = score.left_out_line(score.left_out(rows))
+    left = verdict_rows.left_out_line(verdict_rows.left_out(rows))
     return f"{len(rows)} solutions ({tally})\n{parts}" + (f"\n{left}" if left else "")

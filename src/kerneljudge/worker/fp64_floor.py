@@ -1,6 +1,6 @@
 """The reference's own fp32 error: its fp32 output against its float64 forward (a floor under fp32 bounds).
 
-The rounding-error analysis (numerics/classes.py) assumes that a chain passes each rounding on at about its own
+The rounding-error analysis (numerics/bounds.py) assumes that a chain passes each rounding on at about its own
 size. Cancellation breaks that: an output much smaller than the values it was computed from (a difference of
 near-equal terms, the mean of a normalised tensor) carries their rounding errors at their size, not its own.
 So the reference process runs the reference forward once more per model, in float64 on the first trial's

@@ -1,4 +1,4 @@
-"""The reference's own TF32 error: the floor under the tf32 class's bounds (numerics/classes.py).
+"""The reference's own TF32 error: the floor under the tf32 class's bounds (numerics/bounds.py).
 
 The rounding-error analysis bounds how far TF32 operands can move an output when each stage passes errors on
 at about their own size. Some computations amplify them: a softmax turns an absolute logit error into a

@@ -10,7 +10,7 @@ judging/reference_pool.py). A job's problem starts being prepared there (its mod
 a worker takes the job, alongside the solution's build. A fixed number of daemon
 worker threads take jobs in the order they were submitted; each picks the least busy lane, builds the
 solution (that part runs alongside other builds) and then waits for turns on the lane's device: a few
-solutions may be checked there at once, one at a time is timed, as judging/evaluate.py enforces. Builds and
+solutions may be checked there at once, one at a time is timed, as judging/solution_run.py enforces. Builds and
 runs happen in disposable child processes; this process never imports a solution.
 
 Any number of GPUs: the lanes are the GPUs in CUDA_VISIBLE_DEVICES (or all that torch counts), or those
@@ -33,8 +33,9 @@ from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem
 from kerneljudge.core.types import JudgeOptions, Verdict
 from kerneljudge.judging import environment
-from kerneljudge.judging.evaluate import Slot, evaluate, judged_preset, make_slots
+from kerneljudge.judging.evaluate import evaluate, judged_preset
 from kerneljudge.judging.reference_pool import process_limit
+from kerneljudge.judging.slots import Slot, make_slots
 from kerneljudge.judging.turns import CHECKS_AT_ONCE_GPU, DeviceTurns
 
 
@@ -119,7 +120,7 @@ class Lane:
 
 class SlotSets:
     """Per set of options that need their own reference process (precision, threads, cache, core layout): one
-    Slot per lane, made by evaluate.make_slots (its core layout), each holding its lane's turns and GPU, so
+    Slot per lane, made by slots.make_slots (its core layout), each holding its lane's turns and GPU, so
     a device times one solution at a time whatever the options."""
 
     def __init__(self, device: str, lanes: list[Lane], build_env: dict[str, str]):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Optional, Sequence
 
-from kerneljudge.results import score
+from kerneljudge.results import verdict_rows
 from kerneljudge.results.export import numerics_value
 from kerneljudge.results.report.html import Cell, Markup, esc, fmt, pre, table, tag
 from kerneljudge.results.runs import Run, read_source
@@ -36,8 +36,8 @@ def _verdict_class(label: str) -> str:
 
 def _reason(v: Mapping[str, Any]) -> str:
     """The verdict's reason; for an unjudgeable one, after the problem outcome's kind."""
-    if score.is_unjudgeable(v):
-        return f"{score.outcome_kind(v)}: {v.get('reason') or ''}"
+    if verdict_rows.is_unjudgeable(v):
+        return f"{verdict_rows.outcome_kind(v)}: {v.get('reason') or ''}"
     return str(v.get("reason") or "")
 
 
@@ -64,10 +64,11 @@ def problem_table(runs: Sequence[Run], with_source: bool = True) -> Markup:
     for run in runs:
         for v in run.rows:
             label = verdict_label(v)
-            level = score.level_of(v)
+            level = verdict_rows.level_of(v)
             speedup = _num(v.get("speedup"))
             cells: list[Any] = ([run.label] if several else []) + [
-                Cell(tag("a", score.problem_of(v), href=f"#v{n}"), score.problem_of(v)), Cell(level, float(level)),
+                Cell(tag("a", verdict_rows.problem_of(v), href=f"#v{n}"), verdict_rows.problem_of(v)),
+                Cell(level, float(level)),
                 v.get("backend") or "-",
                 Cell(fmt(_index(v, "sample")), _index(v, "sample")), Cell(fmt(_index(v, "turn")), _index(v, "turn")),
                 Cell(label, cls=_verdict_class(label)),
@@ -99,7 +100,7 @@ def _filters(runs: Sequence[Run]) -> Markup:
     if len(runs) > 1:
         parts.append(_select("run", "runs", [r.label for r in runs]))
     parts.append(_select("verdict", "verdicts", ordered({verdict_label(v) for v in rows}, VERDICT_ORDER)))
-    parts.append(_select("level", "levels", [str(x) for x in sorted({score.level_of(v) for v in rows})]))
+    parts.append(_select("level", "levels", [str(x) for x in sorted({verdict_rows.level_of(v) for v in rows})]))
     parts.append(_select("backend", "backends", sorted({str(v.get("backend") or "-") for v in rows})))
     parts.append(tag("label", Markup(tag("input", type="checkbox", id="f-accepted") + esc(" accepted only"))))
     parts.append(tag("span", "", id="f-count", class_="meta"))
@@ -155,8 +156,9 @@ def _facts(v: Mapping[str, Any]) -> Markup:
     usage = _d(v.get("usage"))
     return _kv([
         ("reason", v.get("reason")), ("accepted", bool(v.get("accepted"))),
-        ("problem outcome", score.outcome_kind(v) if score.is_unjudgeable(v) else None),
-        ("outcome figures", _compact(_d(v.get("problem_outcome")).get("figures")) if score.is_unjudgeable(v) else None),
+        ("problem outcome", verdict_rows.outcome_kind(v) if verdict_rows.is_unjudgeable(v) else None),
+        ("outcome figures",
+         _compact(_d(v.get("problem_outcome")).get("figures")) if verdict_rows.is_unjudgeable(v) else None),
         ("flags", ", ".join(str(f) for f in _l(v.get("flags")))),
         ("speedup", _num(v.get("speedup"))), ("clock", v.get("clock")),
         ("speedup (device)", _num(v.get("speedup_device"))),
@@ -201,7 +203,8 @@ def details_section(runs: Sequence[Run], limit_bytes: int, with_source: bool = T
             speedup = _num(v.get("speedup"))
             where = " ".join(x for x in (f"s{_index(v, 'sample')}" if _index(v, "sample") is not None else "",
                                          f"t{_index(v, 'turn')}" if _index(v, "turn") is not None else "") if x)
-            title = " · ".join(x for x in ([run.label] if several else []) + [score.problem_of(v), where, label] if x) \
+            title = " · ".join(x for x in ([run.label] if several else []) + [verdict_rows.problem_of(v), where, label]
+                               if x) \
                 + (f" · {speedup:.2f}x" if speedup is not None else "")
             body = [tag("summary", title), _facts(v)]
             if v.get("error_excerpt"):

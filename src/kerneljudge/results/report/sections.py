@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from kerneljudge.results import score
+from kerneljudge.results import verdict_rows
 from kerneljudge.results.compare import ci_str, compare, left_out_lines
 from kerneljudge.results.report import plots
 from kerneljudge.results.report.curves import curve_of, levels_of, turn_curves
@@ -56,7 +56,7 @@ def speedup_figures(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, fl
     figs = []
     for name, table_ms in {"eager": None, **dict(baselines)}.items():
         series = [(i, run.label, [s for v in run.rows if v.get("accepted")
-                                  for s in [score.speedup_of(v, table_ms)] if s is not None])
+                                  for s in [verdict_rows.speedup_of(v, table_ms)] if s is not None])
                   for i, run in enumerate(runs)]
         figs.append(plots.speedup_figure(
             f"speedup of accepted solutions against {name}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from kerneljudge.results import score
+from kerneljudge.results import trajectory_scores, verdict_rows
 from kerneljudge.generate.runfolder import generation_totals
 from kerneljudge.core.types import BLOCKING_FLAGS
 from kerneljudge.results.report.curves import TABLE_P, key
@@ -43,7 +43,7 @@ def runs_table(runs: Sequence[Run]) -> Markup:
     for run in runs:
         model = (run.config or {}).get("model")
         rows.append([run.label, str(run.source), "bench run folder" if run.is_folder else "JSONL log", len(run.rows),
-                     len({score.problem_of(v) for v in run.rows}), model or _distinct(run.rows, "model"),
+                     len({verdict_rows.problem_of(v) for v in run.rows}), model or _distinct(run.rows, "model"),
                      _distinct(run.rows, "device_name"), _distinct(run.rows, "precision"),
                      _distinct(run.rows, "policy"), _distinct(run.rows, "preset"), run.dropped])
     return table(["run", "source", "kind", "verdicts", "problems", "model", "device", "precision", "policy",
@@ -75,7 +75,7 @@ def level_table(runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]]) -> 
 
 def left_out_note(runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]]) -> Optional[Markup]:
     """Per run, the unjudgeable rows (and problems with no other row) that no score counts; None when none."""
-    lines = [f"{run.label}: {score.left_out_line(s['left_out'])}" for run, s in zip(runs, summaries)
+    lines = [f"{run.label}: {verdict_rows.left_out_line(s['left_out'])}" for run, s in zip(runs, summaries)
              if (s.get("left_out") or {}).get("rows")]
     if not lines:
         return None
@@ -85,7 +85,8 @@ def left_out_note(runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]]) -
 
 
 def backend_table(runs: Sequence[Run]) -> Markup:
-    """Per backend: counts, fast_p (score.fast_p_avg over that backend's judgeable rows) and geomean speedup."""
+    """Per backend: counts, fast_p (trajectory_scores.fast_p_avg over that backend's judgeable rows) and geomean
+    speedup."""
     rows = []
     for run in runs:
         by_backend: dict[str, list[dict[str, Any]]] = {}
@@ -93,11 +94,12 @@ def backend_table(runs: Sequence[Run]) -> Markup:
             by_backend.setdefault(str(v.get("backend") or "-"), []).append(v)
         for backend in sorted(by_backend):
             vs = by_backend[backend]
-            geo = score.geomean_speedup(vs)
-            rows.append([run.label, backend, len(vs), len({score.problem_of(v) for v in vs}),
+            geo = trajectory_scores.geomean_speedup(vs)
+            rows.append([run.label, backend, len(vs), len({verdict_rows.problem_of(v) for v in vs}),
                          sum(v.get("verdict") == "correct" for v in vs), sum(bool(v.get("accepted")) for v in vs),
-                         sum(score.is_unjudgeable(v) for v in vs)]
-                        + [Cell(f"{score.fast_p_avg(vs, p):.2f}", score.fast_p_avg(vs, p)) for p in (0.0, 1.0, 2.0)]
+                         sum(verdict_rows.is_unjudgeable(v) for v in vs)]
+                        + [Cell(f"{trajectory_scores.fast_p_avg(vs, p):.2f}", trajectory_scores.fast_p_avg(vs, p))
+                           for p in (0.0, 1.0, 2.0)]
                         + [Cell("-" if geo is None else f"{geo:.2f}", geo)])
     return table(["run", "backend", "verdicts", "problems", "correct", "accepted", "unjudgeable", "fast_0", "fast_1",
                   "fast_2", "geomean speedup"], rows)

@@ -1,0 +1,166 @@
+"""Run one solution through its phases: start its boxed process, build and load it, then on the device in
+turns (judging/turns.py) the reference outputs, init, trials, timing, profile, device clock and held-out shapes.
+
+What goes wrong raises an Outcome or a ProblemOutcome (judging/context.py) for judging/evaluate.py to turn into
+a verdict; the timing figures land in `result`. The steps live beside this file: correctness (trials, output
+ownership, held-out shapes), timed (interleaved timing, device clock), work_audit (profile, speed of light).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from typing import Any
+
+from kerneljudge.core import sampling
+from kerneljudge.core.paths import default_cache_dir
+from kerneljudge.core.types import JudgeOptions
+from kerneljudge.judging import boxing, correctness, cores, environment, timed, turns, warm_start, work_audit
+from kerneljudge.judging.build.request import BuildRefused
+from kerneljudge.judging.child import Child
+from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
+from kerneljudge.judging.slots import Slot
+
+TIMED_CHECKS_GPU = 3
+TIMED_CHECKS_CPU = 2
+
+
+def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot: Slot) -> None:
+    """Start the solution's boxed process and walk its phases; returns when it is correct (and timed, when
+    asked), else raises. The process is killed and its box removed either way."""
+    opts, problem = ctx.options, ctx.problem
+    ctx.reference.start()  # its start overlaps the solution's (a no-op when it is running already)
+    report = slot.box or boxing.session_report(opts.require_sandbox)
+    base_env = environment.child_env(ctx.device, opts.threads, _cache_dir(opts), slot.env)
+    template = boxing.triton_template(_cache_dir(opts), base_env) \
+        if ctx.device == "cuda" and ctx.info.get("backend") == "triton" else None
+    box = boxing.make_box(report, base_env, [problem.path, solution_path], ctx.device, ctx.transport == "ipc",
+                          template)
+    ctx.exchange = box.exchange
+    ctx.on_outputs = box.remember_ipc
+    ctx.on_build = lambda request, left: _build_extension(slot, box, request, left, ctx)
+    if not report.complete:
+        ctx.flags.add("unsandboxed")
+    # until its first turn the solution's process shares the device with every other process on it: running out
+    # of device memory there (its CUDA context, its import) is judged again alone, as in a crowded check
+    ctx.info["crowded"] = True
+    try:
+        ctx.deadline = time.monotonic() + opts.build_timeout_s
+        with ctx.phase("build"):
+            boxed = _start_solution_process(ctx, box, slot)
+            ctx.info["sandbox"] = box.verdict_fields({k: boxed.get(k) for k in ("layers", "missing", "narrowed")})
+            ctx.info["sandbox"]["started"] = "warm" if ctx.child.warm else "cold"  # judging/warm_start.py
+            reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
+                                 "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
+        ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
+        # Everything that touches the device happens in a turn on it (judging/turns.py): checks may share the
+        # device with other solutions' checks, timing has it alone, on the quiet cores.
+        hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
+                          lambda alone: _pin_timed(ctx, slot, alone))
+        try:
+            hold.check()
+            try:
+                _judge_on_device(ctx, result, slot, hold)
+            finally:
+                ctx.reference.forget(ctx.token)
+        finally:
+            hold.release()
+            ctx.info["crowded"] = hold.crowded
+    finally:
+        if ctx.child is not None:
+            ctx.child.kill()  # nothing may still write into the box's folders while they are removed
+        box.remove()
+
+
+def _pin_timed(ctx: Context, slot: Slot, alone: bool) -> None:
+    """While a solution is timed, its process and its problem's reference process run on the quiet cores; the
+    rest of the time on the build cores (where a reference process builds its next model)."""
+    if not slot.timing_cores:
+        return
+    cores.pin_tree(ctx.child.proc.pid, slot.timing_cores if alone else slot.other_cores)
+    slot.reference.pin(ctx.reference, slot.timing_cores if alone else slot.reference.idle_cores or slot.timing_cores)
+
+
+def _start_solution_process(ctx: Context, box: boxing.SolutionBox, slot: Slot) -> dict[str, Any]:
+    """Start the solution's process (forked from the slot's warm template where there is one) and take its
+    box step, the reply to which comes before any solution code runs. A fork that fails that step is the
+    template's fault, never the solution's: the template is retired and the process started cold."""
+    warm = warm_start.template_for(box.env) if slot.warm_start and warm_start.enabled() else None
+    while True:
+        ctx.child = Child("kerneljudge.worker.solution", box.env, cwd=box.scratch, wrap=box.wrap,
+                          template=warm, spec=box.spec)
+        cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
+        try:
+            return ctx.request({"cmd": "box", "device": ctx.device, "ipc": ctx.transport == "ipc"})
+        except Outcome as out:
+            if not ctx.child.warm:
+                raise
+            ctx.child.kill()
+            warm.retire(f"a fork of it failed before any solution code ran: {out.verdict}: {out.reason}"[:500])
+            warm = None
+
+
+def _build_extension(slot: Slot, box: boxing.SolutionBox, request: Any, seconds_left: float,
+                     ctx: Context) -> dict[str, Any]:
+    """A load_inline/load call of the solution: built by the trusted builder, copied into its scratch."""
+    if slot.builder is None:
+        return {"ok": False, "log": "this judge has no builder"}
+    try:
+        built = slot.builder.build(request, max(1.0, seconds_left))
+    except BuildRefused as exc:
+        return {"ok": False, "log": f"the judge refused the build request: {exc}"}
+    ctx.info.setdefault("builds", []).append({"name": built.name, "ok": built.ok, "seconds": built.seconds,
+                                              "reused": built.reused, "key": built.key,
+                                              "lean_headers": built.lean_headers,
+                                              "slim_headers": built.slim_headers,
+                                              "precompiled_header": built.precompiled_header,
+                                              "queued_s": built.queued_s})
+    if not built.ok:
+        return {"ok": False, "log": built.log, "queued_s": built.queued_s}
+    return {"ok": True, "path": slot.builder.copy_into(built, box.scratch), "queued_s": built.queued_s}
+
+
+def _waited(ctx: Context, seconds: float) -> None:
+    """Time spent waiting for a turn on the device is the judge's, not the solution's."""
+    ctx.add_time("wait_for_device", seconds)
+    ctx.deadline += seconds
+
+
+def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: turns.Hold) -> None:
+    opts = ctx.options
+    ctx.deadline = time.monotonic() + opts.run_timeout_s
+    plan = sampling.SamplingPlan(ctx.device, opts.time_budget_s)
+    checks = TIMED_CHECKS_GPU if ctx.device == "cuda" else TIMED_CHECKS_CPU
+    trial_seeds = [secrets.randbits(62) for _ in range(opts.trials)]
+    trial_seeds += correctness.ownership_seeds(len(trial_seeds))
+    check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
+    check_seeds = {i: secrets.randbits(62) for i in check_at}
+    with ctx.phase("reference_outputs"):
+        degenerate = ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+    if degenerate:   # the reference cannot tell a right answer from a wrong one here: no solution output matters
+        raise ProblemOutcome(degenerate["kind"], degenerate["reason"], degenerate.get("figures"))
+    if ctx.expected_bytes > turns.SHARED_OUTPUT_BYTES:
+        hold.check_alone()  # too large to share the device's memory with other solutions' checks
+    with ctx.phase("init"):
+        ctx.request({"cmd": "init", "preset": ctx.preset, "init_seed": ctx.init_seed})
+    with ctx.phase("trials"):
+        correctness.run_trials(ctx, trial_seeds)
+    if opts.timing:
+        # one turn alone for everything that needs the device to itself, at the judged shape: interleaved timing,
+        # the profile's kernel times and the device clock (no model is rebuilt inside it)
+        hold.time()
+        check_index = {i: len(trial_seeds) + n for n, i in enumerate(sorted(check_seeds))}
+        timed.time_interleaved(ctx, plan, check_seeds, check_index, result)
+        with ctx.phase("profile"):
+            work_audit.profile(ctx, result)
+        work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache_dir(opts), slot.reference.count)
+        timed.device_clock(ctx, result)
+    if ctx.held_out:
+        hold.check()
+        with ctx.phase("held_out"):
+            correctness.held_out(ctx)
+
+
+def _cache_dir(options: JudgeOptions) -> str:
+    return options.cache_dir or default_cache_dir()
