@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from kerneljudge.numerics import bounds
 from kerneljudge.numerics import fused_compare, classes as numerics
 
 
@@ -45,7 +46,7 @@ def main() -> None:
     generator = torch.Generator(device=args.device).manual_seed(0)
     ref = torch.randn(n, device=args.device, generator=generator)
     sol = ref + 1e-6 * torch.randn(n, device=args.device, generator=generator)
-    workload = numerics.Workload(1, 0, 1)
+    workload = bounds.Workload(1, 0, 1)
     paths = {"torch passes": lambda r, s: False}
     if fused_compare.usable(ref, sol):
         paths = {"fused passes": fused_compare.usable, **paths}

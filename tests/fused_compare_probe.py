@@ -17,6 +17,7 @@ import zlib
 
 import torch
 
+from kerneljudge.numerics import bounds
 from kerneljudge.numerics import fused_compare, classes as numerics
 
 CASES = ("close", "tf32_like", "far", "nan_and_inf", "zero_reference", "ties", "override")
@@ -89,7 +90,7 @@ def main() -> None:
 
 
 def _measure(r: torch.Tensor, s: torch.Tensor, override: dict | None, contract: str, fused: bool) -> dict:
-    workload = numerics.Workload(64, 1, 1)
+    workload = bounds.Workload(64, 1, 1)
     original, chunk = fused_compare.usable, numerics._CHUNK
     if fused:
         if r.device.type == "cpu":

@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kerneljudge.numerics import bounds, error_classes
 from kerneljudge.numerics import classes as numerics, reduced_precision as rp
 from kerneljudge.numerics.arithmetic import arithmetic_profile
 from kerneljudge.numerics.compare import compare_outputs
@@ -252,46 +253,46 @@ def test_worse_orders_by_class_then_error():
     tf32 = {"class": "tf32", "rel_l2": 1e-4}
     tf32_worse = {"class": "tf32", "rel_l2": 5e-4}
     wrong = {"class": "wrong", "rel_l2": None}
-    assert numerics.worse(fp32, tf32) is tf32 and numerics.worse(tf32, fp32) is tf32
-    assert numerics.worse(tf32, tf32_worse) is tf32_worse
-    assert numerics.worse(wrong, tf32_worse) is wrong
-    assert numerics.worse(None, fp32) is fp32 and numerics.worse(fp32, None) is fp32
+    assert error_classes.worse(fp32, tf32) is tf32 and error_classes.worse(tf32, fp32) is tf32
+    assert error_classes.worse(tf32, tf32_worse) is tf32_worse
+    assert error_classes.worse(wrong, tf32_worse) is wrong
+    assert error_classes.worse(None, fp32) is fp32 and error_classes.worse(fp32, None) is fp32
 
 
 def test_bounds_follow_the_documented_formulas():
-    u32, ut, ef = 2.0 ** -24, 2.0 ** -11, numerics.FAST_TRANSCENDENTAL
-    work = numerics.Workload(reduction_length=4096, matmul_stages=3, op_stages=7, worst_case_roundings=16384,
+    u32, ut, ef = 2.0 ** -24, 2.0 ** -11, bounds.FAST_TRANSCENDENTAL
+    work = bounds.Workload(reduction_length=4096, matmul_stages=3, op_stages=7, worst_case_roundings=16384,
                              transcendental_stages=2)
-    fp32, tf32 = numerics.class_bounds("fp32", work)
+    fp32, tf32 = bounds.class_bounds("fp32", work)
     assert math.isclose(fp32.rho, math.sqrt(2 * 4096) * u32) and fp32.bias == 0
     assert math.isclose(fp32.cap, 2 * 16384 * u32)
     assert math.isclose(tf32.rho, math.sqrt(2 * 3 * ut ** 2 + 2 * ef ** 2 + 2 * 4096 * u32 ** 2))
     assert tf32.bias == 2 * 3 * ut and tf32.cap == math.inf     # operand rounding: no deterministic cap
     assert math.isclose(tf32.limit(7.0), tf32.bias + 7.0 * tf32.rho)
     assert math.isclose(fp32.limit(7.0), min(7.0 * fp32.rho, fp32.cap))
-    (bf16,) = numerics.class_bounds("bf16", work)
+    (bf16,) = bounds.class_bounds("bf16", work)
     assert bf16.stages == 7 and math.isclose(bf16.rho, math.sqrt(2 * 7 * 2.0 ** -16 + 2 * 4096 * u32 ** 2))
-    x = math.log(1 / numerics.P_FAIL)
-    assert math.isclose(numerics.lambda_elem(1000), math.sqrt(2 * math.log(2 * 1000 / numerics.P_FAIL)))
-    assert math.isclose(numerics.lambda_norm(100, 50), math.sqrt(1 + 2 * math.sqrt(x / 100) + 2 * x / 50))
+    x = math.log(1 / bounds.P_FAIL)
+    assert math.isclose(bounds.lambda_elem(1000), math.sqrt(2 * math.log(2 * 1000 / bounds.P_FAIL)))
+    assert math.isclose(bounds.lambda_norm(100, 50), math.sqrt(1 + 2 * math.sqrt(x / 100) + 2 * x / 50))
     # unknown workload: one matmul stage, one transcendental function, no cap
-    unknown = numerics.class_bounds("fp32", numerics.Workload())[1]
+    unknown = bounds.class_bounds("fp32", bounds.Workload())[1]
     assert unknown.stages == 1 and unknown.approximations == 1 and unknown.cap == math.inf
 
 
 def test_tf32_equals_fp32_where_reduced_precision_cannot_enter():
     """No matmul-like op and no transcendental function: the tf32 class is the fp32 class (threat B14)."""
-    work = numerics.Workload(reduction_length=1, matmul_stages=0, op_stages=1, worst_case_roundings=1,
+    work = bounds.Workload(reduction_length=1, matmul_stages=0, op_stages=1, worst_case_roundings=1,
                              transcendental_stages=0)
-    fp32, tf32 = numerics.class_bounds("fp32", work)
+    fp32, tf32 = bounds.class_bounds("fp32", work)
     for lam in (1.0, 6.4, 7.5):
         assert tf32.limit(lam) == fp32.limit(lam)
     # and the cap holds: one rounding on each side is 2 u32, whatever the tail factor
     assert fp32.limit(7.5) == 2 * 2.0 ** -24
     # a transcendental function opens the tf32 class by the fast approximations' error, no more
-    gelu = numerics.Workload(16, 0, 1, worst_case_roundings=16, transcendental_stages=1)
-    fp32, tf32 = numerics.class_bounds("fp32", gelu)
-    assert math.isclose(tf32.limit(7.5), 2 * 16 * 2.0 ** -24 + numerics.FAST_TRANSCENDENTAL)
+    gelu = bounds.Workload(16, 0, 1, worst_case_roundings=16, transcendental_stages=1)
+    fp32, tf32 = bounds.class_bounds("fp32", gelu)
+    assert math.isclose(tf32.limit(7.5), 2 * 16 * 2.0 ** -24 + bounds.FAST_TRANSCENDENTAL)
 
 
 def test_chunked_passes_match_one_pass(monkeypatch):
@@ -338,7 +339,7 @@ def test_skipping_no_op_masks_changes_no_bit(kind, monkeypatch):
     results = []
     for skip in (True, False):
         monkeypatch.setattr(numerics, "SKIP_NO_OP_MASKS", skip)
-        results.append(numerics.measure(ref, sol, "fp32", numerics.Workload(300, 1, 1)))
+        results.append(numerics.measure(ref, sol, "fp32", bounds.Workload(300, 1, 1)))
     assert results[0] == results[1]
 
 

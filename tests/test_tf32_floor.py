@@ -6,6 +6,7 @@ import types
 import torch
 
 from kerneljudge.worker import loading, tf32_floor
+from kerneljudge.numerics import bounds
 from kerneljudge.numerics import classes as numerics, reduced_precision
 from kerneljudge.numerics.compare import compare_outputs
 
@@ -63,14 +64,14 @@ def test_floor_measures_the_references_own_tf32_error_and_raises_only_tf32_bound
 def test_floor_is_ignored_when_unusable_or_not_fp32():
     ref = torch.randn(1000)
     noisy = ref * (1 + 1e-3 * torch.randn(1000))
-    plain = numerics.measure(ref, noisy, "fp32", numerics.Workload())
+    plain = numerics.measure(ref, noisy, "fp32", bounds.Workload())
     for floor in (None, {}, {"rel_l2": float("nan"), "max_rel_err": 1.0}, {"rel_l2": -1.0, "max_rel_err": 1.0},
                   {"rel_l2": "x", "max_rel_err": 1.0}):
-        assert numerics.measure(ref, noisy, "fp32", numerics.Workload(), tf32_floor=floor)["bounds"] == plain["bounds"]
+        assert numerics.measure(ref, noisy, "fp32", bounds.Workload(), tf32_floor=floor)["bounds"] == plain["bounds"]
     tiny = {"rel_l2": 1e-12, "max_rel_err": 1e-12}  # below the analysis: nothing raised
-    found = numerics.measure(ref, noisy, "fp32", numerics.Workload(), tf32_floor=tiny)
+    found = numerics.measure(ref, noisy, "fp32", bounds.Workload(), tf32_floor=tiny)
     assert found["bounds"] == plain["bounds"] and found["basis"]["tf32_floor"]["raised"] == []
-    half = numerics.measure(ref.half(), noisy.half(), "fp16", numerics.Workload(), tf32_floor={"rel_l2": 1.0,
+    half = numerics.measure(ref.half(), noisy.half(), "fp16", bounds.Workload(), tf32_floor={"rel_l2": 1.0,
                                                                                                 "max_rel_err": 1.0})
     assert "tf32_floor" not in half["basis"]
 

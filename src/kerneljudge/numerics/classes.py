@@ -5,9 +5,6 @@ records them with the bounds of every class (numerics/bounds.py derives them) an
 Over the positions where the reference is finite: S is the reference's RMS, m_j = max(S, |ref_j|) element j's
 scale, rel_l2 = ||sol - ref|| / ||ref|| and max_rel_err = max_j |sol_j - ref_j| / m_j (docs/numerics.md).
 No solution code runs here: it compares tensors the reference process holds.
-
-Importers reach the bounds' and contracts' names through this module too: `decide`, CLASSES and the floor margins
-are re-exported from numerics/contracts.py and numerics/bounds.py.
 """
 
 from __future__ import annotations
@@ -19,14 +16,8 @@ from typing import Any
 import torch
 
 from kerneljudge.numerics import fused_compare
-from kerneljudge.numerics.bounds import (  # noqa: F401  (FAST_TRANSCENDENTAL and the margins re-exported)
-    FAST_TRANSCENDENTAL, FLOOR_MARGIN, FP64_FLOOR_MARGIN, P_FAIL, Workload, class_bounds, lambda_elem, lambda_norm,
-    reference_floors,
-)
-from kerneljudge.numerics.contracts import (  # noqa: F401  (CLASSES and decide re-exported)
-    CLASSES, GROSS, KERNELBENCH, decide, loosest_accepted,
-)
-from kerneljudge.numerics.error_classes import WORKLOAD_KEYS, or_inf, reduced, worse  # noqa: F401  (re-exported)
+from kerneljudge.numerics.bounds import P_FAIL, Workload, class_bounds, lambda_elem, lambda_norm, reference_floors
+from kerneljudge.numerics.contracts import GROSS, KERNELBENCH, loosest_accepted
 
 _CHUNK = 1 << 24
 

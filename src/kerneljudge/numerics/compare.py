@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from kerneljudge.core.types import CONTRACTS
+from kerneljudge.numerics import contracts, error_classes
 from kerneljudge.numerics import classes as numerics
 from kerneljudge.numerics.bounds import Workload
 
@@ -46,8 +47,8 @@ def tolerance(precision: str, overrides: dict[str, Any] | None = None, contract:
               op_stages: int | None = None, workload: Workload | None = None) -> Rule:
     """The comparison rule; `overrides` is a problem's TOLERANCE dict (per precision: atol, rtol, rel_l2).
     `workload` (all the counts) wins over the three separate counts."""
-    if precision not in numerics.CLASSES:
-        raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(numerics.CLASSES)}")
+    if precision not in contracts.CLASSES:
+        raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(contracts.CLASSES)}")
     if contract not in CONTRACTS:
         raise ValueError(f"unknown numerics contract {contract!r}; expected one of {', '.join(CONTRACTS)}")
     extra = (overrides or {}).get(precision) if isinstance(overrides, dict) else None
@@ -65,7 +66,7 @@ def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[to
                     workload: Workload | dict[str, Any] | None = None,
                     fp64_floors: list[Any] | None = None) -> Comparison:
     """Compare (structure, tensors) pairs as produced by loading.flatten_output. `workload` carries the
-    problem's counts (numerics.WORKLOAD_KEYS; or give the first three separately); `tf32_floors` and
+    problem's counts (error_classes.WORKLOAD_KEYS; or give the first three separately); `tf32_floors` and
     `fp64_floors` hold, per output tensor, the reference's own TF32 and fp32 errors (worker/tf32_floor.py,
     worker/fp64_floor.py) or None.
 
@@ -92,10 +93,10 @@ def compare_outputs(ref: tuple[Any, list[torch.Tensor]], sol: tuple[Any, list[to
         if not result.ok:
             return Comparison(False, result.reason if len(ref_tensors) == 1 else f"output {i}: {result.reason}",
                               result.detail)
-        worst = numerics.worse(worst, found)
+        worst = error_classes.worse(worst, found)
     if worst is None:
         return Comparison(True, "matches the reference (no tensor outputs)", {})
-    _, reason = numerics.decide(worst, precision, contract)
+    _, reason = contracts.decide(worst, precision, contract)
     return Comparison(True, reason, {"rel_l2": worst["rel_l2"], "numerics": worst})
 
 
@@ -116,7 +117,7 @@ def compare_tensor(ref: torch.Tensor, sol: torch.Tensor, rule: Rule,
         ref, sol = torch.view_as_real(ref), torch.view_as_real(sol)
     found = numerics.measure(ref, sol, rule.precision, rule.workload, rule.override, rule.contract, tf32_floor,
                              fp64_floor)
-    ok, reason = numerics.decide(found, rule.precision, rule.contract)
+    ok, reason = contracts.decide(found, rule.precision, rule.contract)
     return Comparison(ok, reason, {"rel_l2": found["rel_l2"], "numerics": found})
 
 

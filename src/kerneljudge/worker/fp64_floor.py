@@ -6,7 +6,7 @@ near-equal terms, the mean of a normalised tensor) carries their rounding errors
 So the reference process runs the reference forward once more per model, in float64 on the first trial's
 inputs, and measures how far the fp32 output is from it. That is an honest fp32 computation's own error on
 this problem; another honest summation order errs by about as much again, so the bounds of an fp32 run are
-never below numerics.FP64_FLOOR_MARGIN times it. Where the error is a sizeable share of the output, the output
+never below bounds.FP64_FLOOR_MARGIN times it. Where the error is a sizeable share of the output, the output
 is rounding noise and cannot tell a right answer from a wrong one (worker/degenerate.py).
 Only trusted code runs here: the problem's reference Model in the reference process.
 """
@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from kerneljudge.worker import loading
+from kerneljudge.numerics import bounds
 from kerneljudge.numerics import classes as numerics, reduced_precision
 
 
@@ -46,7 +47,7 @@ def measure(problem: Any, model: torch.nn.Module, seed: int, device: str,
 def _floor(ref: torch.Tensor, wide: torch.Tensor) -> dict[str, float] | None:
     if ref.dtype != torch.float32 or wide.dtype != torch.float64 or wide.shape != ref.shape:
         return None
-    found = numerics.measure(ref, wide.to(ref.device, torch.float32), "fp32", numerics.Workload())
+    found = numerics.measure(ref, wide.to(ref.device, torch.float32), "fp32", bounds.Workload())
     if found["rel_l2"] is None or found["max_rel_err"] is None or found.get("why_wrong"):
         return None
     return {"rel_l2": found["rel_l2"], "max_rel_err": found["max_rel_err"]}

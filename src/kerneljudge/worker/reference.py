@@ -22,7 +22,8 @@ from typing import Any, Iterator
 import torch
 
 from kerneljudge.core import channel
-from kerneljudge.numerics import compare, classes as numerics
+from kerneljudge.numerics import bounds
+from kerneljudge.numerics import compare
 from kerneljudge.worker import (
     degenerate, device_clock, fp64_floor, ipc, loading, tf32_floor, timing, work_count, common as worker,
 )
@@ -241,7 +242,7 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
         result = compare.compare_outputs((structure, expected), (msg["structure"], got), msg["precision"],
                                          msg.get("tolerance"), msg.get("contract") or "tf32",
                                          tf32_floors=floors.get("tf32"), fp64_floors=floors.get("fp64"),
-                                         workload=numerics.Workload.of(msg))
+                                         workload=bounds.Workload.of(msg))
     except channel.ProtocolError as exc:
         channel.send(fd, {"status": "ok", "ok": False, "protocol_error": True, "reason": str(exc), "detail": {}})
         return

@@ -11,7 +11,7 @@ with fp32 registers, Triton's tl.dot default; emulated, so it is not the roundin
 solution calls) and every exact GELU in its tanh form (the approximation whose error, relative to a small
 output element, a fixed allowance cannot bound), and measures that output's error against the fp32 one.
 A chain with neither a matmul-like op nor a GELU comes out bitwise equal: its floor is zero. The floor is the
-largest of those errors; the tf32 bounds are never below numerics.FLOOR_MARGIN times it. A discrete decision
+largest of those errors; the tf32 bounds are never below bounds.FLOOR_MARGIN times it. A discrete decision
 (a top-k route) flips only on some inputs, so more than one input is looked at.
 Only trusted code runs here: the problem's reference Model in the reference process.
 """
@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from kerneljudge.worker import loading
+from kerneljudge.numerics import bounds
 from kerneljudge.numerics import classes as numerics, reduced_precision
 
 
@@ -67,7 +68,7 @@ def _larger(a: dict[str, float] | None, b: dict[str, float] | None) -> dict[str,
 def _floor(ref: torch.Tensor, got: torch.Tensor) -> dict[str, float] | None:
     if not ref.is_floating_point() or ref.dtype != torch.float32 or got.shape != ref.shape or got.dtype != ref.dtype:
         return None
-    found = numerics.measure(ref, got.to(ref.device), "fp32", numerics.Workload())
+    found = numerics.measure(ref, got.to(ref.device), "fp32", bounds.Workload())
     if found["rel_l2"] is None or found["max_rel_err"] is None or found.get("why_wrong"):
         return None
     return {"rel_l2": found["rel_l2"], "max_rel_err": found["max_rel_err"]}
