@@ -20,6 +20,7 @@ class FakeService:
         self.environment = {"device_name": "fake"}
         self.started = self.closed = False
         self.prepared: list[tuple] = []
+        self.parked = 0
 
     def start(self) -> None:
         self.started = True
@@ -29,6 +30,9 @@ class FakeService:
 
     def prepare(self, path, preset, seed) -> None:
         self.prepared.append((path, tuple(preset.items()), seed))
+
+    def park(self) -> None:
+        self.parked += 1
 
     @property
     def pid(self) -> None:
@@ -127,4 +131,40 @@ def test_shrink_closes_idle_processes_but_the_kept_and_the_general_one():
     pool.release(general)
     assert pool.shrink(keep=d) == 1                    # c: idle; b: busy; d: kept; general: never
     assert c.closed and not b.closed and not d.closed and not general.closed
+    assert general.parked == 1 and b.parked == 0       # the idle general process gives its device memory back
     assert pool.acquire("c") is not c                  # a new process for c next time
+
+
+def test_an_idle_process_parks_its_models_in_a_turn_unless_it_is_used_again():
+    pool = ReferencePool(FakeService, limit=4)
+    a = pool.acquire("a")
+    assert pool.release(a) == 0
+    turns_taken = []
+    gate = threading.Event()
+
+    class Turn:
+        def __enter__(self):
+            gate.wait(5)
+
+        def __exit__(self, *exc):
+            turns_taken.append(1)   # the park (or not) happened inside the turn
+            return False
+
+    pool.park_when_idle(a, Turn)
+    assert pool.acquire("a") is a                      # used again before its turn came: nothing is parked
+    gate.set()
+    assert wait_until(lambda: turns_taken == [1]) and a.parked == 0
+    pool.release(a)
+    pool.park_when_idle(a, Turn)
+    assert wait_until(lambda: turns_taken == [1, 1]) and a.parked == 1
+
+
+def wait_until(condition, seconds: float = 5.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()

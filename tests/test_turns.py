@@ -66,7 +66,8 @@ def test_a_hold_switches_turns_and_reports_waits_and_timing():
     hold.check()                                               # already checking: nothing changes
     assert turns.status()["checking"] == 1 and timing == []
     hold.time()
-    assert turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0, "admitted": 1}
+    assert turns.status() == {"checking": 0, "timing": True, "waiting_to_time": 0, "admitted": 1,
+                              "reserved_bytes": 0, "budget_bytes": 0}
     assert timing == [True]
     hold.check()
     assert timing == [True, False] and turns.status()["checking"] == 1
@@ -232,3 +233,47 @@ def test_a_large_problem_keeps_the_device_alone_after_its_reference_outputs(cach
     # the reference outputs are computed in a shared turn; everything after them in one turn alone
     for thread in {t for _, t in turns.log}:
         assert [w for w, t in turns.log if t == thread] == ["check", "time"]
+
+
+def test_admission_counts_memory_needs_within_the_budget():
+    turns = DeviceTurns(memory_bytes=100)          # a budget of 70 bytes (ADMITTED_MEMORY_SHARE)
+    assert turns.budget == 70
+    turns.admit(4, need=50)
+    small = _start(lambda: turns.admit(4, need=20))
+    small.join(5)
+    assert not small.is_alive() and turns.status()["reserved_bytes"] == 70
+    large = _start(lambda: turns.admit(4, need=30))  # would go over the budget: waits, though the count allows it
+    assert not wait_for(lambda: not large.is_alive(), 0.3, every=0.01)
+    turns.leave(50)
+    large.join(5)
+    assert not large.is_alive() and turns.status()["reserved_bytes"] == 50
+    turns.leave(20)
+    turns.leave(30)
+    huge = _start(lambda: turns.admit(4, need=500))  # larger than the whole budget: admitted when alone
+    huge.join(5)
+    assert not huge.is_alive() and turns.status()["admitted"] == 1
+
+
+def test_a_judgement_admitted_with_limit_one_has_the_memory_to_itself():
+    turns = DeviceTurns()
+    turns.admit(4)
+    sole = _start(lambda: turns.admit(1))
+    assert not wait_for(lambda: not sole.is_alive(), 0.3, every=0.01)   # waits for the one admitted to leave
+    other = _start(lambda: turns.admit(4))         # and nobody is admitted past it while it waits
+    assert not wait_for(lambda: not other.is_alive(), 0.3, every=0.01)
+    turns.leave()
+    sole.join(5)
+    assert not sole.is_alive() and other.is_alive()  # admitted; the other still waits until it leaves
+    turns.leave()
+    other.join(5)
+    assert not other.is_alive() and turns.status()["admitted"] == 1
+
+
+def test_a_hold_of_unknown_need_takes_an_even_share_of_the_budget():
+    turns = DeviceTurns(memory_bytes=1000)
+    hold = Hold(turns, 4, lambda s: None, need=None)
+    assert hold.need == turns.budget // 4
+    hold.check()
+    assert turns.status()["reserved_bytes"] == turns.budget // 4
+    hold.release()
+    assert turns.status()["reserved_bytes"] == 0

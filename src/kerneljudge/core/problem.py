@@ -54,6 +54,18 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def problem_text(problem: Problem) -> str:
+    """The problem file's text, as it was when the problem was read: ProblemError if it cannot be read now or
+    has changed since (every solution of a batch is judged against the same text)."""
+    try:
+        text = Path(problem.path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProblemError(f"cannot read problem file {problem.path}: {exc}") from None
+    if sha256_text(text) != problem.sha256:
+        raise ProblemError(f"problem file {problem.path} changed while it was being judged")
+    return text
+
+
 def read_problem(path: str | Path) -> Problem:
     p = Path(path)
     try:

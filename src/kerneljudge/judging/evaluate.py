@@ -38,7 +38,9 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     try:
         return _evaluate(problem, solution_path, options, slot, device, plan, reference)
     finally:
-        slot.reference.release(reference)
+        if slot.reference.release(reference) == 0 and device == "cuda":
+            limit = turns.checks_at_once(options, device)
+            slot.reference.park_when_idle(reference, lambda: slot.turns.shared(limit))
 
 
 def judged_preset(problem: Problem, plan: ShapePlan, options: JudgeOptions, device: str) -> tuple[bool, dict]:
@@ -152,7 +154,7 @@ def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
     itself and no solution process alive (the solution's is killed by now)? Then the problem cannot run here,
     a problem-level outcome; else the failure stays the solution's (it may have taken the memory)."""
     try:
-        with slot.turns.alone():
+        with slot.turns.to_itself():   # no other judgement holds device memory meanwhile
             ctx.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
                                   [secrets.randbits(62) for _ in range(2)], ctx.options.numerics)
     except ReferenceError as exc:

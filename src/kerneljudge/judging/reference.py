@@ -40,6 +40,8 @@ class ReferenceService:
         self._hello_pending = False   # the hello sent by start() has not been answered yet
         self.environment: dict[str, Any] = {}
         self.flags: dict[str, Any] = {}
+        # per problem path, what its memory on the device was found to be (worker/reference_memory.py)
+        self.memory: dict[str, dict[str, int]] = {}
 
     def start(self) -> None:
         """Start the process and send its hello without waiting for the answer (the next request reads it), so
@@ -105,8 +107,36 @@ class ReferenceService:
     def prepare(self, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:
         """Build the problem's reference model on the CPU, ahead of its first judgement (no device work: it
         moves to the device when the first solution's outputs are expected)."""
-        self._request({"cmd": "prepare", "problem_path": problem_path, "preset": preset, "init_seed": init_seed,
-                       "device": self.device, "precision": self.precision})
+        reply, _ = self._request({"cmd": "prepare", "problem_path": problem_path, "preset": preset,
+                                  "init_seed": init_seed, "device": self.device, "precision": self.precision})
+        self._note_memory(problem_path, reply.get("memory"))
+
+    def _note_memory(self, problem_path: str, found: Any) -> None:
+        if isinstance(found, dict):
+            known = self.memory.setdefault(problem_path, {})
+            for key, value in found.items():   # the largest seen (held-out shapes may be smaller)
+                if isinstance(value, (int, float)) and value > known.get(key, 0):
+                    known[key] = int(value)
+
+    def device_need(self, problem_path: str) -> int | None:
+        """Bytes of device memory a judgement of this problem is expected to hold, for admission (judging/turns.py):
+        twice the reference's measured peak (the solution's process holds about as much as the reference's),
+        else an estimate from its weights and inputs (the outputs, intermediates and the floors' float64 copies
+        as a few more inputs), else None (not known yet)."""
+        known = self.memory.get(problem_path, {})
+        if known.get("peak_bytes"):
+            return 2 * known["peak_bytes"]
+        if known.get("model_bytes") or known.get("input_bytes"):
+            return 2 * known.get("model_bytes", 0) + 6 * known.get("input_bytes", 0)
+        return None
+
+    def park(self) -> None:
+        """Move this process's models to host memory between judgements (best effort: a dead process holds none)."""
+        if self.device == "cuda" and self._running():
+            try:
+                self._request({"cmd": "park", "device": self.device})
+            except ReferenceError:
+                pass
 
     def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
                seeds: list[int], contract: str = "tf32", tolerance: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -121,6 +151,7 @@ class ReferenceService:
         reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
                                   "precision": self.precision, "contract": contract, "tolerance": tolerance})
+        self._note_memory(problem_path, {"peak_bytes": reply.get("peak_bytes")})
         return {"outputs": reply["outputs"], "workload": reply.get("workload"), "floors": reply.get("floors"),
                 "degenerate": reply.get("degenerate"), "kept_outputs": reply.get("kept_outputs"),
                 "seconds": reply.get("seconds")}

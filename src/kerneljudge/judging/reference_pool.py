@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from kerneljudge.judging.cores import pin_tree
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
@@ -81,10 +81,23 @@ class ReferencePool:
         service.start()
         return service
 
-    def release(self, service: ReferenceService) -> None:
+    def release(self, service: ReferenceService) -> int:
+        """Count one user less; returns how many are left."""
         with self._cond:
-            self._users[id(service)] = max(0, self._users.get(id(service), 0) - 1)
+            left = self._users[id(service)] = max(0, self._users.get(id(service), 0) - 1)
             self._cond.notify_all()
+            return left
+
+    def park_when_idle(self, service: ReferenceService, turn: Callable[[], ContextManager[Any]]) -> None:
+        """In the background, in a `turn` on the device: move the process's models to host memory if no judgement
+        uses it by then (a model in use would only come back at once), so idle problems hold no device memory."""
+        def work() -> None:
+            with turn():
+                with self._cond:
+                    if self._users.get(id(service)):
+                        return
+                service.park()
+        threading.Thread(target=work, name="kj-reference-park", daemon=True).start()
 
     def prepare(self, problem_key: str, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:
         """Build the problem's reference model in its process, on the CPU, in a background thread; a failure is
@@ -122,14 +135,18 @@ class ReferencePool:
         return service
 
     def shrink(self, keep: ReferenceService) -> int:
-        """Close every idle process but `keep` and the general one (their models and cached memory go with them):
-        before a reference that ran out of device memory is tried again alone. Returns how many were closed."""
+        """Close every idle process but `keep` and the general one (their models and cached memory go with them),
+        and park the general one's models if it is idle: before a reference that ran out of device memory is
+        tried again alone. Returns how many were closed."""
         with self._cond:
             idle = [k for k, s in self._by_problem.items()
                     if s is not keep and s is not self.general and not self._users.get(id(s))]
             closing = [self._by_problem.pop(k) for k in idle]
+            park_general = self.general is not keep and not self._users.get(id(self.general))
         for service in closing:
             service.close()
+        if park_general:
+            self.general.park()
         return len(closing)
 
     def pin(self, service: ReferenceService, cores: tuple[int, ...]) -> None:

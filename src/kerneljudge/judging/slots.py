@@ -70,8 +70,9 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
             return ReferenceService(device, options.precision, options.threads, cache, env=slot_env, cores=timing,
                                     models_kept=turns.checks_at_once(options, device) + 1)
         reference = ReferencePool(service, references, layout.builds if layout.active else ())
-        slots.append(Slot(reference, env=slot_env, timing_cores=layout.timing[i], other_cores=layout.builds,
-                          builder=builder, box=report, warm_start=warm))
+        slots.append(Slot(reference, env=slot_env, turns=DeviceTurns(_device_memory(device, i)),
+                          timing_cores=layout.timing[i], other_cores=layout.builds, builder=builder, box=report,
+                          warm_start=warm))
     return slots
 
 
@@ -88,6 +89,20 @@ def _arch_list(device: str) -> str:
         return ";".join(caps)
     except (OSError, subprocess.TimeoutExpired):
         return ""
+
+
+def _device_memory(device: str, index: int) -> int:
+    """The slot's GPU memory in bytes, from nvidia-smi (no CUDA context here); 0 where it cannot be read (then
+    judgements are admitted by count alone)."""
+    if device != "cuda":
+        return 0
+    gpu = _device_env(device, index)["CUDA_VISIBLE_DEVICES"]
+    try:
+        done = subprocess.run(["nvidia-smi", f"--id={gpu}", "--query-gpu=memory.total",
+                               "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
+        return int(float(done.stdout.strip().splitlines()[0])) << 20   # MiB
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return 0
 
 
 def _device_env(device: str, index: int) -> dict[str, str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from kerneljudge.core import sampling
 from kerneljudge.core.paths import default_cache_dir
+from kerneljudge.core.problem import ProblemError, problem_text
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.judging import boxing, correctness, cores, environment, timed, turns, warm_start, work_audit
 from kerneljudge.judging.build.request import BuildRefused
@@ -35,8 +36,11 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
     base_env = environment.child_env(ctx.device, opts.threads, _cache_dir(opts), slot.env)
     template = boxing.triton_template(_cache_dir(opts), base_env) \
         if ctx.device == "cuda" and ctx.info.get("backend") == "triton" else None
-    box = boxing.make_box(report, base_env, [problem.path, solution_path], ctx.device, ctx.transport == "ipc",
-                          template)
+    try:   # the solution's process gets the problem's text with its first request, so its box need not show it
+        source = problem_text(problem)
+    except ProblemError as exc:
+        raise ProblemOutcome("reference_failed", str(exc)) from None
+    box = boxing.make_box(report, base_env, [solution_path], ctx.device, ctx.transport == "ipc", template)
     ctx.exchange = box.exchange
     ctx.on_outputs = box.remember_ipc
     ctx.on_build = lambda request, left: _build_extension(slot, box, request, left, ctx)
@@ -51,13 +55,14 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
             boxed = _start_solution_process(ctx, box, slot)
             ctx.info["sandbox"] = box.verdict_fields({k: boxed.get(k) for k in ("layers", "missing", "narrowed")})
             ctx.info["sandbox"]["started"] = "warm" if ctx.child.warm else "cold"  # judging/warm_start.py
-            reply = ctx.request({"cmd": "load", "problem_path": problem.path, "solution_path": solution_path,
+            reply = ctx.request({"cmd": "load", "problem_path": problem.path, "problem_source": source,
+                                 "solution_path": solution_path,
                                  "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
         ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
         # Everything that touches the device happens in a turn on it (judging/turns.py): checks may share the
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
-                          lambda alone: _pin_timed(ctx, slot, alone))
+                          lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path))
         try:
             hold.check()
             try:

@@ -6,7 +6,10 @@ crosses between them. Timing needs the device to itself. So several solutions ma
 a limit the caller names), while a timing phase waits until the device is empty and keeps everyone else out
 until it ends. A timing phase that waits stops new checks from starting, so timing never starves behind a
 stream of checks. Since a judgement keeps its inputs, outputs and the reference's kept outputs on the device
-between its turns, at most the same limit of judgements are admitted to the device at once (`Hold`).
+between its turns, at most the same limit of judgements are admitted to the device at once (`Hold`), and,
+where the device's memory is known, only as many as their problems' memory needs fit in (`need` bytes each;
+the first is always admitted). A judgement admitted with limit 1 has the device's memory to itself: no other is
+admitted beside it, and none is admitted while it waits.
 
     turns = DeviceTurns()
     with turns.shared(limit=4):   # reference outputs, trials: up to four solutions at once
@@ -28,6 +31,9 @@ CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the opti
 # expected outputs of every solution it checks at once (three 1.25 GiB outputs for a KernelBench-sized
 # elementwise problem), besides the inputs and outputs each solution holds on the device meanwhile.
 SHARED_OUTPUT_BYTES = 1 << 30
+# Share of a device's memory the admitted judgements' needs may add up to: the rest is for the CUDA contexts of
+# the solution processes waiting for admission, and the reference processes' own.
+ADMITTED_MEMORY_SHARE = 0.7
 
 
 def checks_at_once(options: Any, device: str) -> int:
@@ -41,24 +47,50 @@ def checks_at_once(options: Any, device: str) -> int:
 
 
 class DeviceTurns:
-    def __init__(self) -> None:
+    def __init__(self, memory_bytes: int = 0) -> None:
         self._cond = threading.Condition()
         self._sharing = 0           # checking phases on the device now
         self._alone = False         # a timing phase holds the device
         self._waiting_alone = 0     # timing phases waiting for their turn
         self._entries = 0           # checking phases started so far
         self._admitted = 0          # judgements with state on the device (Hold: from first turn to release)
+        self._reserved = 0          # the admitted judgements' memory needs, in bytes
+        self._sole = False          # a judgement admitted with limit 1 holds the device's memory alone
+        self._waiting_sole = 0      # judgements waiting to be admitted alone
+        self.budget = int(memory_bytes * ADMITTED_MEMORY_SHARE)   # 0: the device's memory is not known
 
-    def admit(self, limit: int) -> None:
+    def admit(self, limit: int, need: int = 0) -> None:
         """Wait until fewer than `limit` judgements have state on the device (their inputs, outputs and the
-        reference's kept outputs stay there between their turns), then count one more."""
+        reference's kept outputs stay there between their turns) and `need` more bytes fit in the budget, then
+        count one more. With limit 1: wait until no one else is admitted, and keep everyone else out."""
+        sole = max(1, limit) == 1
         with self._cond:
-            self._cond.wait_for(lambda: self._admitted < max(1, limit))
+            if sole:
+                self._waiting_sole += 1
+            try:
+                self._cond.wait_for(lambda: self._admissible(limit, need, sole))
+            finally:
+                if sole:
+                    self._waiting_sole -= 1
             self._admitted += 1
+            self._reserved += max(0, need)
+            self._sole = sole
 
-    def leave(self) -> None:
+    def _admissible(self, limit: int, need: int, sole: bool) -> bool:
+        if self._sole:
+            return False
+        if sole:
+            return self._admitted == 0
+        if self._waiting_sole or self._admitted >= max(1, limit):
+            return False
+        return self._admitted == 0 or not self.budget or self._reserved + need <= self.budget
+
+    def leave(self, need: int = 0) -> None:
         with self._cond:
             self._admitted -= 1
+            self._reserved = max(0, self._reserved - max(0, need))
+            if self._admitted == 0:
+                self._sole = False
             self._cond.notify_all()
 
     def take_shared(self, limit: int) -> tuple[int, bool]:
@@ -109,6 +141,16 @@ class DeviceTurns:
         finally:
             self.drop_alone()
 
+    @contextlib.contextmanager
+    def to_itself(self) -> Iterator[None]:
+        """The device alone, with no other judgement admitted to its memory (a failure tried again alone)."""
+        self.admit(1)
+        try:
+            with self.alone():
+                yield
+        finally:
+            self.leave()
+
     def busy(self) -> bool:
         with self._cond:
             return self._alone or self._sharing > 0
@@ -116,19 +158,22 @@ class DeviceTurns:
     def status(self) -> dict[str, int | bool]:
         with self._cond:
             return {"checking": self._sharing, "timing": self._alone, "waiting_to_time": self._waiting_alone,
-                    "admitted": self._admitted}
+                    "admitted": self._admitted, "reserved_bytes": self._reserved, "budget_bytes": self.budget}
 
 
 class Hold:
     """One judgement's turns on a device, switched between checking (shared) and timing (alone) as its phases
     go. Its first turn waits to be admitted (at most `limit` judgements have state on the device at once);
-    release() ends its last turn and makes room. `waited(seconds)` hears of every wait; `timing(True/False)`
-    of every start and end of a turn alone (where the caller moves the solution's process onto the quiet cores
-    and off them again)."""
+    release() ends its last turn and makes room. `need`: the bytes of device memory the judgement is expected to
+    hold (its problem's, ReferenceService.device_need; None: not known). `waited(seconds)` hears of every wait;
+    `timing(True/False)` of every start and end of a turn alone (where the caller moves the solution's process
+    onto the quiet cores and off them again)."""
 
     def __init__(self, turns: DeviceTurns, limit: int, waited: Callable[[float], None],
-                 timing: Callable[[bool], None] = lambda alone: None):
+                 timing: Callable[[bool], None] = lambda alone: None, need: int | None = 0):
         self.turns, self.limit, self._waited, self._timing = turns, limit, waited, timing
+        # a problem whose need is not known yet is taken for an even share of the budget
+        self.need = need if need is not None else turns.budget // max(1, limit)
         self.mode = ""   # "", "shared" or "alone"
         self.admitted = False
         self.alone_only = False   # checks too take the device alone (a large problem)
@@ -165,14 +210,14 @@ class Hold:
         finally:
             if self.admitted:
                 self.admitted = False
-                self.turns.leave()
+                self.turns.leave(self.need)
 
     def _switch(self) -> float:
         """End the current turn (being admitted first if this is the first); when the wait began."""
         started = time.monotonic()
         self._drop()
         if not self.admitted:
-            self.turns.admit(self.limit)
+            self.turns.admit(self.limit, self.need)
             self.admitted = True
         return started
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import linecache
 import os
 import sys
 import types
@@ -22,15 +23,26 @@ class OutputError(Exception):
     """The model returned something the judge cannot accept as an output."""
 
 
-def load_module(path: str, overrides: dict[str, Any] | None = None) -> types.ModuleType:
-    """Execute a .py file as a fresh module, then apply constant overrides (a preset)."""
+def load_module(path: str, overrides: dict[str, Any] | None = None, source: str | None = None) -> types.ModuleType:
+    """Execute a .py file as a fresh module, then apply constant overrides (a preset).
+
+    With `source`, that text is executed as the file `path` without reading it: a boxed process gets its
+    problem's text from the judge, so it never depends on reading the file again inside its box."""
     name = f"kj_mod_{uuid.uuid4().hex[:12]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling inside user code expect this
-    spec.loader.exec_module(module)
+    if source is not None:
+        module = types.ModuleType(name)
+        module.__file__ = path
+        sys.modules[name] = module
+        # tracebacks and inspect.getsource find the lines here, as they would in the file
+        linecache.cache[path] = (len(source), None, source.splitlines(keepends=True), path)
+        exec(compile(source, path, "exec"), module.__dict__)
+    else:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pickling inside user code expect this
+        spec.loader.exec_module(module)
     for key, value in (overrides or {}).items():
         setattr(module, key, value)
     return module

@@ -25,7 +25,8 @@ from kerneljudge.core import channel
 from kerneljudge.numerics import bounds
 from kerneljudge.numerics import compare
 from kerneljudge.worker import (
-    degenerate, device_clock, fp64_floor, ipc, loading, tf32_floor, timing, work_count, common as worker,
+    degenerate, device_clock, fp64_floor, ipc, loading, reference_memory, tf32_floor, timing, work_count,
+    common as worker,
 )
 from kerneljudge.numerics.arithmetic import arithmetic_profile
 
@@ -155,6 +156,7 @@ def handle_prepare(msg: dict[str, Any], fd: int) -> None:
     A problem whose init inputs hold tensors is left to be built on the device as usual: its constructor may
     keep them as plain attributes, which a later move to the device would not carry."""
     key = _model_key(msg)
+    memory: dict[str, int] = {}
     try:
         if key not in _models and key not in _prepared and msg["device"] != "cpu":
             problem = loading.load_module(msg["problem_path"], msg.get("preset"))
@@ -163,10 +165,18 @@ def handle_prepare(msg: dict[str, Any], fd: int) -> None:
                 while len(_prepared) >= _limits["models"]:
                     _prepared.pop(next(iter(_prepared)))
                 _prepared[key] = (problem, _build(msg, problem, init_inputs, "cpu"))
+                memory = reference_memory.estimate(problem, _prepared[key][1], msg["precision"])
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
-    channel.send(fd, {"status": "ok"})
+    channel.send(fd, {"status": "ok", "memory": memory})
+
+
+def handle_park(msg: dict[str, Any], fd: int) -> None:
+    """Between judgements: move this process's models to host memory and give the device's memory back."""
+    device_clock.release()
+    moved = reference_memory.park(_models, _prepared) if msg.get("device") == "cuda" else 0
+    channel.send(fd, {"status": "ok", "parked": moved})
 
 
 def handle_hello(msg: dict[str, Any], fd: int) -> None:
@@ -183,6 +193,7 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
     reply's "seconds" says where the time went (the verdict shows it as expect_* phases)."""
     _expected.pop(msg["token"], None)
     seconds: dict[str, float] = {}
+    reference_memory.start_peak(msg["device"])
     try:
         with _timed(seconds, "model"):
             problem, model = _model_for(msg)
@@ -199,8 +210,10 @@ def handle_expect(msg: dict[str, Any], fd: int) -> None:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
     _expected[msg["token"]] = expected
-    _release_cached_memory(msg["device"])
+    peak_bytes = reference_memory.peak(msg["device"])
+    reference_memory.release_cached(msg["device"])
     channel.send(fd, {"status": "ok", "workload": workload, "degenerate": found, "floors": expected.floors,
+                      "peak_bytes": peak_bytes,
                       "kept_outputs": KEPT_OUTPUTS, "seconds": seconds, "outputs": [
                           {"structure": st, "nbytes": [t.numel() * t.element_size() for t in ts]} for st, ts in first]})
 
@@ -255,19 +268,11 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
     channel.send(fd, {"status": "ok", "ok": result.ok, "reason": result.reason, "detail": result.detail})
 
 
-def _release_cached_memory(device: str) -> None:
-    """Hand the device memory this process no longer uses back to the driver: several reference processes share
-    a GPU (one per problem), and memory one keeps cached after its floors (a float64 copy of 4 GB inputs) is
-    memory another cannot allocate."""
-    if device == "cuda":
-        torch.cuda.empty_cache()
-
-
 def handle_forget(msg: dict[str, Any], fd: int) -> None:
     expected = _expected.pop(msg["token"], None)
     if expected is not None:
         del expected
-        _release_cached_memory(msg.get("device") or "cpu")
+        reference_memory.release_cached(msg.get("device") or "cpu")
     channel.send(fd, {"status": "ok"})
 
 
@@ -386,7 +391,7 @@ def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: s
 def main() -> None:
     worker.serve({"hello": handle_hello, "prepare": handle_prepare, "expect": handle_expect, "check": handle_check,
                   "forget": handle_forget, "time_round": handle_time_round, "device_time": handle_device_time,
-                  "release_graph": handle_release_graph, "count": handle_count})
+                  "release_graph": handle_release_graph, "count": handle_count, "park": handle_park})
 
 
 if __name__ == "__main__":

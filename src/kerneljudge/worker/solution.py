@@ -27,6 +27,7 @@ class State:
     device = "cpu"
     precision = "fp32"
     problem_path = ""
+    problem_source: str | None = None   # the problem's text, sent by the judge (never read from disk in the box)
     solution_module: Any = None
     problem: Any = None
     model: torch.nn.Module | None = None
@@ -96,6 +97,7 @@ def _request_build(request: dict[str, Any]) -> str:
 def handle_load(msg: dict[str, Any], fd: int) -> None:
     """Build phase: import the solution (load_inline and Triton compiles happen here)."""
     S.device, S.precision, S.problem_path = msg["device"], msg["precision"], msg["problem_path"]
+    S.problem_source = msg.get("problem_source")
     S.flags_at_start = worker.pin_global_flags(S.device, msg.get("threads", 1))
     S.clocks = timing.clock_identities()
     S.threads_at_start = {t.ident for t in threading.enumerate()}
@@ -121,7 +123,7 @@ def handle_init(msg: dict[str, Any], fd: int) -> None:
     S.last_output = S.previous_inputs = S.held_output = S.kept_inputs = None
     S.preset = msg.get("preset")
     try:
-        S.problem = loading.load_module(S.problem_path, msg.get("preset"))
+        S.problem = loading.load_module(S.problem_path, msg.get("preset"), S.problem_source)
         init_inputs = loading.make_init_inputs(S.problem, msg["init_seed"])
         reference = loading.build_model(S.problem.Model, init_inputs, msg["init_seed"], S.device, S.precision)
     except Exception as exc:

@@ -1,0 +1,82 @@
+"""How much device memory a reference process's problems take, and giving it back between judgements.
+
+The orchestrator admits judgements to a device by the memory their problems need (judging/turns.py). It
+learns a problem's need here: an estimate when the model is prepared on the CPU (its weights plus its inputs,
+made on the meta device, which costs nothing), then the peak the reference's own expect measured on the device.
+Between judgements a reference process parks its models in host memory, so that the problems it is not
+serving now hold no device memory another process may need.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import torch
+
+from kerneljudge.worker import loading
+
+# host memory a process may keep parked models in; older ones beyond it are dropped (built again when needed)
+PARKED_HOST_BYTES = 8 << 30
+
+
+def tensor_bytes(values: Any) -> int:
+    """Bytes of the tensors among `values` (nested lists and tuples included)."""
+    if isinstance(values, torch.Tensor):
+        return values.numel() * values.element_size()
+    if isinstance(values, (list, tuple)):
+        return sum(tensor_bytes(v) for v in values)
+    return 0
+
+
+def model_bytes(model: torch.nn.Module) -> int:
+    return sum(tensor_bytes(p) for p in model.parameters()) + sum(tensor_bytes(b) for b in model.buffers())
+
+
+def input_bytes(problem: Any, precision: str) -> int:
+    """Bytes of the problem's inputs at the run precision, made on the meta device (no memory, no time); 0 when
+    get_inputs cannot run there."""
+    try:
+        inputs = loading.make_inputs(problem, 0, "meta", precision)
+    except Exception:
+        return 0
+    return tensor_bytes(inputs)
+
+
+def estimate(problem: Any, model: torch.nn.Module, precision: str) -> dict[str, int]:
+    """What a prepared (CPU-built) model tells of its device memory before it has run there."""
+    return {"model_bytes": model_bytes(model), "input_bytes": input_bytes(problem, precision)}
+
+
+def start_peak(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+
+
+def peak(device: str) -> int:
+    """The most device memory this process held since start_peak (its other models included: an upper bound)."""
+    return int(torch.cuda.max_memory_allocated()) if device == "cuda" else 0
+
+
+def release_cached(device: str) -> None:
+    """Hand the device memory this process no longer uses back to the driver: several reference processes share
+    a GPU (one per problem), and memory one keeps cached after its floors (a float64 copy of 4 GB inputs) is
+    memory another cannot allocate."""
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def park(models: OrderedDict, parked: dict) -> int:
+    """Move every model in `models` (key -> (problem, model)) to host memory, into `parked`, keeping at most
+    PARKED_HOST_BYTES parked (the oldest are dropped); free the device's cached memory. Returns how many
+    moved. A parked model goes back to the device on its next use: parameters and buffers move both ways,
+    and tensors a constructor kept as plain attributes never leave the device, so the model computes the same."""
+    moved = 0
+    while models:
+        key, (problem, model) = models.popitem(last=False)
+        parked[key] = (problem, model.to("cpu"))
+        moved += 1
+    while len(parked) > 1 and sum(model_bytes(m) for _, m in parked.values()) > PARKED_HOST_BYTES:
+        parked.pop(next(iter(parked)))
+    release_cached("cuda")
+    return moved

@@ -1,0 +1,96 @@
+"""What a reference process tells of its problems' device memory (worker/reference_memory.py,
+judging/reference.py's device_need), and problem text handed to a boxed process (worker/loading.py)."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections import OrderedDict
+
+import pytest
+import torch
+
+from kerneljudge.core.problem import ProblemError, problem_text, read_problem
+from kerneljudge.judging.reference import ReferenceService
+from kerneljudge.worker import loading, reference_memory
+
+PROBLEM = """
+import torch
+import torch.nn as nn
+
+N = 256
+
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+def get_inputs():
+    return [torch.rand(N, 64), [torch.rand(8)]]
+
+
+def get_init_inputs():
+    return [64]
+"""
+
+
+def test_estimate_counts_weights_and_meta_inputs_at_the_run_precision(tmp_path):
+    path = tmp_path / "p.py"
+    path.write_text(PROBLEM)
+    problem = loading.load_module(str(path))
+    model = problem.Model(64)
+    found = reference_memory.estimate(problem, model, "fp32")
+    assert found == {"model_bytes": (64 * 64 + 64) * 4, "input_bytes": (256 * 64 + 8) * 4}
+    # top-level tensors take the run precision (make_inputs), nested ones keep theirs
+    assert reference_memory.estimate(problem, model, "bf16")["input_bytes"] == 256 * 64 * 2 + 8 * 4
+
+
+def test_inputs_that_cannot_be_made_on_meta_count_nothing(tmp_path):
+    path = tmp_path / "p.py"
+    path.write_text(PROBLEM.replace("return [torch.rand(N, 64), [torch.rand(8)]]",
+                                    "return [torch.rand(N, 64).numpy()]"))
+    assert reference_memory.input_bytes(loading.load_module(str(path)), "fp32") == 0
+
+
+def test_park_moves_models_to_the_host_and_drops_the_oldest_beyond_the_limit(monkeypatch):
+    monkeypatch.setattr(reference_memory, "PARKED_HOST_BYTES", 3000)
+    monkeypatch.setattr(reference_memory, "release_cached", lambda device: None)
+    models = OrderedDict((k, ("problem", torch.nn.Linear(16, 16))) for k in ("a", "b", "c"))   # 1088 bytes each
+    parked: dict = {}
+    assert reference_memory.park(models, parked) == 3
+    assert not models and list(parked) == ["b", "c"]
+    assert all(next(m.parameters()).device.type == "cpu" for _, m in parked.values())
+
+
+def test_device_need_prefers_the_measured_peak_over_the_estimate():
+    service = ReferenceService("cuda", "fp32", 1, "/tmp")
+    assert service.device_need("p.py") is None
+    service._note_memory("p.py", {"model_bytes": 100, "input_bytes": 10})
+    assert service.device_need("p.py") == 2 * 100 + 6 * 10
+    service._note_memory("p.py", {"peak_bytes": 1000})
+    service._note_memory("p.py", {"peak_bytes": 400})      # a smaller held-out shape: the largest stays
+    assert service.device_need("p.py") == 2000
+
+
+def test_a_module_loaded_from_its_text_never_reads_the_file(tmp_path):
+    path = tmp_path / "gone.py"                           # never written: only its text is given
+    source = "def f():\n    return 41 + 1\n\nVALUE = 3\n"
+    module = loading.load_module(str(path), {"VALUE": 5}, source)
+    assert module.f() == 42 and module.VALUE == 5 and module.__file__ == str(path)
+    assert module.__name__ in sys.modules
+    assert "return 41 + 1" in inspect.getsource(module.f)  # Triton-style source lookups still work
+
+
+def test_problem_text_refuses_a_file_changed_since_it_was_read(tmp_path):
+    path = tmp_path / "p.py"
+    path.write_text(PROBLEM)
+    problem = read_problem(path)
+    assert problem_text(problem) == PROBLEM
+    path.write_text(PROBLEM + "\n# changed\n")
+    with pytest.raises(ProblemError, match="changed"):
+        problem_text(problem)
