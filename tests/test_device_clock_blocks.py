@@ -44,6 +44,9 @@ class FakeSides:
 
     # the reference process
     def device_time(self, *args, **kwargs) -> dict:
+        if kwargs.get("method") == "profiler":
+            self.log.append("ref-profiler")
+            return {"method": "profiler", "median_ms": 0.02, "samples": 3, "note": ""}
         assert kwargs["block"] is True
         return self.block("ref")
 
@@ -96,7 +99,19 @@ def test_a_solution_without_a_graph_keeps_its_profiler_time():
     result: dict = {}
     timed.device_clock(_ctx(sides), result)
     assert sides.log.count("sol") == 1            # no second block: nothing to replay
+    # the reference, replayed as a graph, is measured by the profiler too: one clock for both sides
+    assert sides.log[-1] == "ref-profiler" and result["ref_timing"]["device"]["method"] == "profiler"
     assert result["device_clock"] == "profiler" and result["speedup_device"] == pytest.approx(2.0)
+
+
+def test_a_reference_without_a_graph_gets_the_solution_measured_by_the_profiler_too():
+    sides = FakeSides(lambda side, n: [1.0] * 20)
+    sides.device_time = lambda *a, **k: {"method": "profiler", "median_ms": 3.0, "samples": 3,
+                                         "note": "graph capture failed (OutOfMemoryError)"}
+    result: dict = {}
+    timed.device_clock(_ctx(sides), result)
+    assert sides.log[-1] == "sol-profiler"
+    assert result["sol_timing"]["device"]["method"] == "profiler" and result["speedup_device"] == pytest.approx(3.0)
 
 
 def test_a_wrong_graph_output_falls_back_to_the_profiler():
@@ -106,6 +121,7 @@ def test_a_wrong_graph_output_falls_back_to_the_profiler():
     assert "sol-profiler" in sides.log and sides.log.count("sol") == 1
     assert result["sol_timing"]["device"]["method"] == "profiler"
     assert "graph's output was wrong" in result["sol_timing"]["device"]["note"]
+    assert result["ref_timing"]["device"]["method"] == "profiler"
 
 
 def test_replays_longer_than_the_round_trip_are_not_believed():

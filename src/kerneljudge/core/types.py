@@ -12,7 +12,8 @@ VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout"
 # level, moved wholesale by its own TF32 forward, or a constant output would pass), or it failed to run.
 PROBLEM_OUTCOMES = ("degenerate_reference", "reference_failed")
 PRECISIONS = ("fp32", "fp16", "bf16")
-BACKENDS = ("cuda", "triton", "cpp")            # the forms a solution's own kernels take (docs/architecture.md)
+# The forms a solution's own kernels take (docs/architecture.md, "Adding a backend").
+BACKENDS = ("cuda", "triton", "cpp", "cupy", "cuda_core", "numba", "helion", "cute")
 POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")
 CONTRACTS = ("tf32", "fp32", "kernelbench")   # numerics contracts: docs/numerics.md

@@ -188,13 +188,15 @@ class ReferenceService:
         return reply
 
     def device_time(self, problem_path: str, preset: dict[str, Any], init_seed: int, seed: int, *,
-                    tf32: bool = False, budget_s: float = 0.5, block: bool = False) -> dict[str, Any]:
+                    tf32: bool = False, budget_s: float = 0.5, block: bool = False,
+                    method: str | None = None) -> dict[str, Any]:
         """The reference's device time: {"method", "median_ms", "times_ms", ...} (worker/device_clock.py). With
-        `block`, one block of an interleaved measurement: the graph stays held until release_graph()."""
+        `block`, one block of an interleaved measurement: the graph stays held until release_graph().
+        method="profiler": measured by the profiler, never by graph replays."""
         reply, _ = self._request({"cmd": "device_time", "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seed": seed, "device": self.device,
                                   "precision": self.precision, "tf32": tf32, "budget_s": budget_s,
-                                  "block": block})
+                                  "block": block, "method": method})
         return reply
 
     def release_graph(self) -> None:

@@ -336,7 +336,7 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
         hold = (_model_key(msg), int(msg["seed"]), bool(msg.get("tf32"))) if msg.get("block") else None
         with worker.tf32_allowed(bool(msg.get("tf32"))):
             out, stats = device_clock.measure(model, make, int(msg["seed"]), _timer(device), float(msg["budget_s"]),
-                                              hold=hold)
+                                              "profiler" if msg.get("method") == "profiler" else None, hold=hold)
         del out
     except Exception as exc:
         device_clock.release()
