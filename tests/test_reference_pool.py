@@ -168,3 +168,25 @@ def wait_until(condition, seconds: float = 5.0) -> bool:
             return True
         time.sleep(0.01)
     return condition()
+
+
+def test_a_judgement_waits_for_its_problems_preparation_outside_any_turn():
+    release = threading.Event()
+
+    class SlowService(FakeService):
+        def prepare(self, path, preset, seed) -> None:
+            release.wait(5)
+            super().prepare(path, preset, seed)
+
+    pool = ReferencePool(SlowService, limit=4)
+    assert pool.wait_prepared("a") == 0.0              # nothing started: nothing to wait for
+    pool.prepare("a", "a.py", {}, 1)
+    waited: list[float] = []
+    waiter = threading.Thread(target=lambda: waited.append(pool.wait_prepared("a")))
+    waiter.start()
+    waiter.join(0.3)
+    assert waiter.is_alive()                            # the model is still being drawn
+    release.set()
+    waiter.join(5)
+    assert not waiter.is_alive() and waited[0] >= 0.25
+    assert pool.wait_prepared("a") == 0.0

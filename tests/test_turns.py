@@ -8,7 +8,7 @@ import time
 from .conftest import FIXTURES, wait_for
 
 from kerneljudge.judging.executors.local import JudgePool
-from kerneljudge.judging.turns import DeviceTurns, Hold, checks_at_once
+from kerneljudge.judging.turns import ADMITTED_PER_CHECK, DeviceTurns, Hold, checks_at_once
 from kerneljudge.core.problem import read_problem
 from kerneljudge.core.types import JudgeOptions
 
@@ -252,6 +252,14 @@ def test_admission_counts_memory_needs_within_the_budget():
     huge = _start(lambda: turns.admit(4, need=500))  # larger than the whole budget: admitted when alone
     huge.join(5)
     assert not huge.is_alive() and turns.status()["admitted"] == 1
+    turns.leave(500)
+    for _ in range(4 * ADMITTED_PER_CHECK):               # with a budget, more are admitted than checked at once
+        turns.admit(4, need=1)
+    one_more = _start(lambda: turns.admit(4, need=1))
+    assert not wait_for(lambda: not one_more.is_alive(), 0.3, every=0.01)
+    turns.leave(1)
+    one_more.join(5)
+    assert not one_more.is_alive()
 
 
 def test_a_judgement_admitted_with_limit_one_has_the_memory_to_itself():

@@ -21,6 +21,7 @@ timed, judging/solution_run.py pins its process to the quiet timing cores, and b
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from typing import Any, Callable, ContextManager
 
@@ -51,6 +52,7 @@ class ReferencePool:
             self.general.cores = self.idle_cores
         self._by_problem: OrderedDict[str, ReferenceService] = OrderedDict()   # least recently used first
         self._users: dict[int, int] = {id(self.general): 0}
+        self._preparing: dict[str, threading.Event] = {}   # per problem: set once its last preparation ended
         self._cond = threading.Condition()
 
     # the general process: the device's description, work counts, and what a single judgement uses
@@ -102,6 +104,10 @@ class ReferencePool:
     def prepare(self, problem_key: str, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:
         """Build the problem's reference model in its process, on the CPU, in a background thread; a failure is
         left for the judgement that needs the model to find (and report)."""
+        done = threading.Event()
+        with self._cond:
+            self._preparing[problem_key] = done
+
         def work() -> None:
             service = self.acquire(problem_key)
             try:
@@ -110,7 +116,20 @@ class ReferencePool:
                 pass
             finally:
                 self.release(service)
+                done.set()
         threading.Thread(target=work, name="kj-reference-prepare", daemon=True).start()
+
+    def wait_prepared(self, problem_key: str, timeout_s: float | None = None) -> float:
+        """Wait for the problem's preparation, if one was started; returns the seconds waited. A judgement waits
+        here before its first turn on the device, so that no turn is held while a model is drawn on the CPU (a
+        4 GB nn.Linear takes seconds there) and its memory need is known when it is admitted."""
+        with self._cond:
+            done = self._preparing.get(problem_key)
+        if done is None or done.is_set():
+            return 0.0
+        started = time.monotonic()
+        done.wait(timeout_s)
+        return time.monotonic() - started
 
     def _assign(self, problem_key: str) -> ReferenceService:
         if problem_key in self._by_problem:

@@ -59,6 +59,11 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
                                  "solution_path": solution_path,
                                  "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
         ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
+        # the reference's model is drawn on the CPU before this judgement takes a turn on the device (the judge's
+        # time, not the solution's: no deadline runs meanwhile)
+        waited = slot.reference.wait_prepared(problem.sha256, opts.run_timeout_s)
+        if waited > 0.001:
+            ctx.add_time("reference_preparation", waited)
         # Everything that touches the device happens in a turn on it (judging/turns.py): checks may share the
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),

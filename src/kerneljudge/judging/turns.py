@@ -34,6 +34,9 @@ SHARED_OUTPUT_BYTES = 1 << 30
 # Share of a device's memory the admitted judgements' needs may add up to: the rest is for the CUDA contexts of
 # the solution processes waiting for admission, and the reference processes' own.
 ADMITTED_MEMORY_SHARE = 0.7
+# Where memory is budgeted, judgements admitted per check allowed at once: an admitted judgement spends much of
+# its time waiting for its turn alone (timing), and others can be checked meanwhile if they are admitted.
+ADMITTED_PER_CHECK = 2
 
 
 def checks_at_once(options: Any, device: str) -> int:
@@ -60,9 +63,10 @@ class DeviceTurns:
         self.budget = int(memory_bytes * ADMITTED_MEMORY_SHARE)   # 0: the device's memory is not known
 
     def admit(self, limit: int, need: int = 0) -> None:
-        """Wait until fewer than `limit` judgements have state on the device (their inputs, outputs and the
-        reference's kept outputs stay there between their turns) and `need` more bytes fit in the budget, then
-        count one more. With limit 1: wait until no one else is admitted, and keep everyone else out."""
+        """Wait until fewer than `limit` judgements (ADMITTED_PER_CHECK times as many where memory is budgeted)
+        have state on the device (their inputs, outputs and the reference's kept outputs stay there between their
+        turns) and `need` more bytes fit in the budget, then count one more. With limit 1: wait until no one else
+        is admitted, and keep everyone else out."""
         sole = max(1, limit) == 1
         with self._cond:
             if sole:
@@ -81,7 +85,8 @@ class DeviceTurns:
             return False
         if sole:
             return self._admitted == 0
-        if self._waiting_sole or self._admitted >= max(1, limit):
+        admitted_limit = max(1, limit) * (ADMITTED_PER_CHECK if self.budget else 1)
+        if self._waiting_sole or self._admitted >= admitted_limit:
             return False
         return self._admitted == 0 or not self.budget or self._reserved + need <= self.budget
 
