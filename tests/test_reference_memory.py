@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from kerneljudge.core.problem import ProblemError, problem_text, read_problem
-from kerneljudge.judging.reference import ReferenceService
+from kerneljudge.judging.reference import INPUTS_PER_JUDGEMENT, ReferenceService
 from kerneljudge.worker import loading, reference_memory
 
 PROBLEM = """
@@ -71,7 +71,7 @@ def test_device_need_prefers_the_measured_peak_over_the_estimate():
     service = ReferenceService("cuda", "fp32", 1, "/tmp")
     assert service.device_need("p.py") is None
     service._note_memory("p.py", {"model_bytes": 100, "input_bytes": 10})
-    assert service.device_need("p.py") == 2 * 100 + 6 * 10
+    assert service.device_need("p.py") == 2 * 100 + INPUTS_PER_JUDGEMENT * 10
     service._note_memory("p.py", {"peak_bytes": 1000})
     service._note_memory("p.py", {"peak_bytes": 400})      # a smaller held-out shape: the largest stays
     assert service.device_need("p.py") == 2000

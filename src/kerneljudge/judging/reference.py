@@ -20,6 +20,11 @@ from kerneljudge.judging.child import Child
 from kerneljudge.judging.cores import pin_tree
 
 
+# a judgement's device memory in inputs' worth, before the reference's peak is measured: the solution's inputs,
+# outputs and intermediates (3), the reference's (3), its kept outputs beyond them (2)
+INPUTS_PER_JUDGEMENT = 8
+
+
 class ReferenceError(RuntimeError):
     """The problem itself failed to run (not the solution's fault)."""
 
@@ -121,13 +126,14 @@ class ReferenceService:
     def device_need(self, problem_path: str) -> int | None:
         """Bytes of device memory a judgement of this problem is expected to hold, for admission (judging/turns.py):
         twice the reference's measured peak (the solution's process holds about as much as the reference's),
-        else an estimate from its weights and inputs (the outputs, intermediates and the floors' float64 copies
-        as a few more inputs), else None (not known yet)."""
+        else an estimate from its weights and inputs, else None (not known yet). The estimate counts each side's
+        weights, and per side inputs, outputs and intermediates as a few inputs, plus the reference's kept
+        outputs and the float64 copies its floor makes."""
         known = self.memory.get(problem_path, {})
         if known.get("peak_bytes"):
             return 2 * known["peak_bytes"]
         if known.get("model_bytes") or known.get("input_bytes"):
-            return 2 * known.get("model_bytes", 0) + 6 * known.get("input_bytes", 0)
+            return 2 * known.get("model_bytes", 0) + INPUTS_PER_JUDGEMENT * known.get("input_bytes", 0)
         return None
 
     def park(self) -> None:
