@@ -1,16 +1,12 @@
 """What a reference process tells of its problems' device memory (worker/reference_memory.py,
-judging/reference.py's device_need), and problem text handed to a boxed process (worker/loading.py)."""
+judging/reference.py's device_need)."""
 
 from __future__ import annotations
 
-import inspect
-import sys
 from collections import OrderedDict
 
-import pytest
 import torch
 
-from kerneljudge.core.problem import ProblemError, problem_text, read_problem
 from kerneljudge.judging.reference import INPUTS_PER_JUDGEMENT, ReferenceService
 from kerneljudge.worker import loading, reference_memory
 
@@ -75,22 +71,3 @@ def test_device_need_prefers_the_measured_peak_over_the_estimate():
     service._note_memory("p.py", {"peak_bytes": 1000})
     service._note_memory("p.py", {"peak_bytes": 400})      # a smaller held-out shape: the largest stays
     assert service.device_need("p.py") == 2000
-
-
-def test_a_module_loaded_from_its_text_never_reads_the_file(tmp_path):
-    path = tmp_path / "gone.py"                           # never written: only its text is given
-    source = "def f():\n    return 41 + 1\n\nVALUE = 3\n"
-    module = loading.load_module(str(path), {"VALUE": 5}, source)
-    assert module.f() == 42 and module.VALUE == 5 and module.__file__ == str(path)
-    assert module.__name__ in sys.modules
-    assert "return 41 + 1" in inspect.getsource(module.f)  # Triton-style source lookups still work
-
-
-def test_problem_text_refuses_a_file_changed_since_it_was_read(tmp_path):
-    path = tmp_path / "p.py"
-    path.write_text(PROBLEM)
-    problem = read_problem(path)
-    assert problem_text(problem) == PROBLEM
-    path.write_text(PROBLEM + "\n# changed\n")
-    with pytest.raises(ProblemError, match="changed"):
-        problem_text(problem)

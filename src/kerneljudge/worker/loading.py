@@ -48,6 +48,18 @@ def load_module(path: str, overrides: dict[str, Any] | None = None, source: str 
     return module
 
 
+def library_shims() -> None:
+    """Names that kernel libraries still use and that newer numpy removed: numba-cuda 0.30 calls numpy.row_stack,
+    which numpy 2.5 dropped (it was an alias of numpy.vstack), so every Numba solution failed where both are
+    installed. Put back as the alias it was, before a solution is imported."""
+    try:
+        import numpy
+    except ImportError:
+        return
+    if not hasattr(numpy, "row_stack") and hasattr(numpy, "vstack"):
+        numpy.row_stack = numpy.vstack
+
+
 def make_init_inputs(problem: types.ModuleType, seed: int) -> list[Any]:
     torch.manual_seed(seed)
     return list(problem.get_init_inputs())

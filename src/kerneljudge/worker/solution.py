@@ -104,6 +104,7 @@ def handle_load(msg: dict[str, Any], fd: int) -> None:
     builds.install(_request_build)
     environment = worker.environment(S.device)
     start = time.perf_counter()
+    loading.library_shims()
     try:
         S.solution_module = loading.load_module(msg["solution_path"])
     except BaseException as exc:  # SystemExit from solution code is a build failure too
