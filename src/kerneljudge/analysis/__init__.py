@@ -3,7 +3,8 @@
 Nothing here imports or executes the solution: it is parsed with `ast`, and the C++/CUDA it embeds is
 read by a small tokenizer.  See docs/static-analysis.md for the rules and their limits.
 
-    detect_backend(source) -> "cuda" | "triton" | "cpp" | "torch"
+    detect_backend(source) -> one of core.types.BACKENDS ("cuda", "triton", "cpp", "cupy", "cuda_core",
+                              "numba", "helion", "cute") or "torch" (no kernel of its own)
     analyze(source, policy="strict", backend=None) -> list[Finding]   (sorted by line)
 
 May import: core. Never the solution (its text is parsed, not imported).
@@ -16,12 +17,14 @@ from typing import Optional
 
 from kerneljudge.core import pyast
 from kerneljudge.core.types import BACKENDS as KERNEL_BACKENDS
-from kerneljudge.analysis.backend import detect_backend, detect_from_index
+from kerneljudge.analysis.backend import detect_backend, detect_from_index, facts
 from kerneljudge.analysis.compute import ComputeRules
 from kerneljudge.analysis.cxx_scan import looks_like_cxx, scan_sources
 from kerneljudge.analysis.findings import POLICIES, RULES, Finding, Hit, check_policy, resolve
+from kerneljudge.analysis.kernel_names import cxx_function_names
+from kerneljudge.analysis.library_kernels import runtime_sources
 from kerneljudge.analysis.program import Program
-from kerneljudge.analysis.python_ast import Index
+from kerneljudge.analysis.python_ast import Index, segments_text
 from kerneljudge.analysis.safety import SafetyRules
 
 __all__ = ["analyze", "detect_backend", "Finding", "POLICIES", "RULES"]
@@ -56,17 +59,23 @@ def _hits(tree: ast.Module, backend: Optional[str]) -> list[Hit]:
         hits.append(Hit("missing_modelnew", 1, "the solution defines no class ModelNew at module level"))
     hits += SafetyRules(index).run()
     program = Program(index)
-    hits += ComputeRules(program).run(backend or detect_from_index(index))
-    # C++/CUDA text: what builds compile, plus any literal that looks like C++ (e.g. written to a .cu file)
+    found = facts(index)
+    hits += ComputeRules(program).run(backend or detect_from_index(index, found))
+    # C++/CUDA text: what builds compile, what CuPy/cuda.core compile at runtime, plus any literal that looks
+    # like C++ (e.g. written to a .cu file)
+    runtime = runtime_sources(found.own)
+    used = program.used_exports()
+    if used is not None and runtime:  # their kernels are launched from Python: forward can reach every one
+        used = used | {n for segments in runtime for n in cxx_function_names(segments_text(segments)[0])}
     sources, seen = [], set()
-    for segments in [s for b in program.builds for s in b.sources] + [
+    for segments in [s for b in program.builds for s in b.sources] + runtime + [
             [(n.value, n.lineno)] for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and looks_like_cxx(n.value)]:
         key = repr(segments)
         if key not in seen:  # the same literal may be reached directly and through a build
             seen.add(key)
             sources.append(segments)
-    hits += scan_sources(sources, program.used_exports())
+    hits += scan_sources(sources, used)
     return hits
 
 

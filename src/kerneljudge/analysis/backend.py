@@ -1,18 +1,28 @@
-"""Which kind of kernel a solution embeds, found from its AST alone.
+"""Which form a solution's own kernels take, found from its AST alone (docs/static-analysis.md).
 
-cuda   = `load_inline(...)` with non-empty `cuda_sources` (or `cpp_extension.load` of `.cu` files)
-triton = a function decorated with `triton.jit` (bare, called, or under `triton.autotune`/`heuristics`)
-cpp    = `load_inline(...)` with C++ sources only (or `load` of C++ files)
-torch  = none of these; preference when several appear: cuda > triton > cpp.
+cuda       `load_inline(...)` with non-empty `cuda_sources` (or `cpp_extension.load` of `.cu` files)
+triton     a function decorated with `triton.jit` (bare, called, or under `triton.autotune`/`heuristics`)
+cupy       cupy.RawKernel / RawModule / ElementwiseKernel / ReductionKernel, or a cupyx.jit.rawkernel
+cuda_core  cuda.core (or cuda.core.experimental) `Program(code, ...)`: CUDA C++ compiled at runtime
+numba      a function decorated with numba.cuda.jit that is not `device=True`
+helion     a function decorated with helion.kernel
+cute       a function decorated with cutlass.cute.kernel
+cpp        `load_inline(...)` with C++ sources only (or `load` of C++ files)
+torch      none of these
+
+`DETECTORS` is the one place that decides: the first form present wins, so its order is the preference
+when a file holds several (cuda > triton > cupy > cuda_core > numba > helion > cute > cpp > torch).
+Adding a backend is one entry there (and its finder in library_kernels.py).
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, NamedTuple, Optional
 
 from kerneljudge.core import pyast
+from kerneljudge.analysis.library_kernels import own_kernels
 from kerneljudge.analysis.python_ast import Index, const_str, tail_name
 
 # load_inline(name, cpp_sources, cuda_sources=None, functions=None, ...): positional slots
@@ -102,17 +112,46 @@ def jit_functions(index: Index) -> dict[str, ast.AST]:
     return out
 
 
-def detect_from_index(index: Index) -> str:
-    builds = find_builds(index)
-    if any(b.cuda for b in builds):
-        return "cuda"
-    if jit_functions(index):
-        return "triton"
-    return "cpp" if builds else "torch"
+class Facts(NamedTuple):
+    """What the detectors look at, gathered once per file."""
+
+    builds: list       # load_inline / cpp_extension.load builds
+    triton: dict       # @triton.jit kernels
+    own: list          # library-backend kernels (library_kernels.own_kernels)
+
+
+def _library(backend: str) -> Callable[[Facts], bool]:
+    return lambda facts: any(k.backend == backend and k.kind == "kernel" for k in facts.own)
+
+
+# (backend, present?) in order of preference. Why this order: `cuda` is compiled by the judge's own trusted
+# build and was the first form; Triton stays ahead of the Python DSLs (Helion itself emits Triton); CuPy and
+# cuda.core carry CUDA C++ source like `cuda` (CuPy first: cuda.core solutions often use CuPy arrays as glue,
+# but CuPy only counts when it builds a kernel); then the Python DSLs; `cpp` last because a C++-only
+# extension next to any GPU form is host glue. Every name in core.types.BACKENDS has exactly one entry.
+DETECTORS: tuple[tuple[str, Callable[[Facts], bool]], ...] = (
+    ("cuda", lambda facts: any(b.cuda for b in facts.builds)),
+    ("triton", lambda facts: bool(facts.triton)),
+    ("cupy", _library("cupy")),
+    ("cuda_core", _library("cuda_core")),
+    ("numba", _library("numba")),
+    ("helion", _library("helion")),
+    ("cute", _library("cute")),
+    ("cpp", lambda facts: bool(facts.builds)),
+)
+
+
+def facts(index: Index) -> Facts:
+    return Facts(find_builds(index), jit_functions(index), own_kernels(index))
+
+
+def detect_from_index(index: Index, found: Optional[Facts] = None) -> str:
+    found = found or facts(index)
+    return next((name for name, present in DETECTORS if present(found)), "torch")
 
 
 def detect_backend(source: str) -> str:
-    """One of "cuda", "triton", "cpp", "torch"; unparsable source has no detectable kernel ("torch")."""
+    """One of core.types.BACKENDS or "torch"; unparsable source has no detectable kernel ("torch")."""
     try:
         tree = pyast.parse(source)
         return detect_from_index(Index(tree))
@@ -120,4 +159,5 @@ def detect_backend(source: str) -> str:
         return "torch"
 
 
-__all__ = ["Build", "build_kind", "detect_backend", "detect_from_index", "find_builds", "jit_functions"]
+__all__ = ["DETECTORS", "Build", "Facts", "build_kind", "detect_backend", "detect_from_index", "facts",
+           "find_builds", "jit_functions"]

@@ -7,6 +7,10 @@ updates and comparisons are compute when an operand is *tensor-like*: a forward 
 buffer, the result of a torch call, tensor method or kernel, or anything derived from those -- but not
 shapes, sizes, strides, `.item()`, Python numbers or their arithmetic.  Compute inside an `except`
 around a kernel call, or in the branch that replaces a kernel call, is reported as a fallback.
+
+Library compute outside torch (CuPy, nvmath-python, CUTLASS's prebuilt ops: library_compute.py) is reported
+under the same code and rules. Device code of the library backends (numba and CuTe functions, Helion's
+hl.tile loops: library_kernels.py) is the solution's kernel and is never inspected, as @triton.jit bodies are not.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import ast
 from typing import Optional
 
 from kerneljudge.analysis.findings import Hit
+from kerneljudge.analysis.library_compute import ArrayScope, library_site, plan_references
+from kerneljudge.analysis.library_kernels import Launches, device_code, own_kernels
 from kerneljudge.analysis.program import Program
 from kerneljudge.analysis.python_ast import short
 from kerneljudge.analysis.tensor_scope import SCALAR_BUILTINS, TensorScope
@@ -35,6 +41,9 @@ class ComputeRules:
         self.hits: list[Hit] = []
         self._memo: dict[int, bool] = {}
         self._blocks: dict[int, tuple] = {}
+        kernels = own_kernels(self.ix)
+        self.device = device_code(self.ix, kernels)  # library-backend kernel bodies: never PyTorch compute
+        self.launches = Launches(self.ix, kernels)
 
     def run(self, backend: str) -> list[Hit]:
         reach = self.p.reachable()
@@ -45,9 +54,10 @@ class ComputeRules:
         cls_node = self.ix.classes.get(self.p.entry_class or "")
         line = cls_node.lineno if cls_node is not None else 1
         if backend == "torch":
-            self.hits.append(Hit("no_kernel", line, "no custom kernel found (no load_inline build and no @triton.jit "
-                                 "function); under strict the work must happen in the solution's own kernels"))
-        elif reach and not any(self.p.contains_kernel_call([f], self.p.class_of(f)) for f in reach):
+            self.hits.append(Hit("no_kernel", line, "no custom kernel found (no load_inline build, @triton.jit "
+                                 "function, CuPy/cuda.core kernel, numba/Helion/CuTe kernel); under strict the work "
+                                 "must happen in the solution's own kernels"))
+        elif reach and not any(self._kernel([f], self.p.class_of(f)) for f in reach):
             self.hits.append(Hit("kernel_not_called", line, f"forward never visibly calls the {backend} kernels "
                                  "built in this file; a kernel whose result is unused does not count"))
         return self.hits
@@ -58,7 +68,14 @@ class ComputeRules:
         scope = TensorScope(self.p, func, cls, entry)
         name = getattr(func, "name", "a hook lambda")
         where = "forward" if entry else f"`{name}` (reached from forward)"
+        arrays = ArrayScope(self.ix, func)
         for node in self.p.own_nodes(func):
+            if id(node) in self.device:
+                continue
+            phrase = library_site(self.ix, node, arrays)  # first: a CuPy array's .sum() is CuPy's, not torch's
+            if phrase:
+                self._report(node, phrase, where, func, cls, what="")
+                continue
             phrase = self._site(node, scope)
             if phrase:
                 self._report(node, phrase, where, func, cls)
@@ -137,14 +154,16 @@ class ComputeRules:
         return None
 
     # ------------------------------------------------------------------------------- fallback paths
-    def _report(self, node: ast.AST, phrase: str, where: str, func: ast.AST, cls: Optional[str]) -> None:
+    def _report(self, node: ast.AST, phrase: str, where: str, func: ast.AST, cls: Optional[str],
+                what: str = " (PyTorch compute)") -> None:
+        """`what` names the compute unless the phrase already does (library phrases say which library)."""
         line = node.lineno
         if self._in_fallback(node, func, cls):
-            msg = (f"{where} {phrase} (PyTorch compute) at line {line} as a fallback to the custom kernel; "
-                   "under strict a PyTorch fallback path is not allowed")
+            msg = (f"{where} {phrase}{what} at line {line} as a fallback to the custom kernel; "
+                   f"under strict a {'PyTorch' if what else 'library'} fallback path is not allowed")
             self.hits.append(Hit("fallback", line, msg))
         else:
-            msg = (f"{where} {phrase} (PyTorch compute) at line {line}; "
+            msg = (f"{where} {phrase}{what} at line {line}; "
                    "under strict the work must happen in the solution's own kernels")
             self.hits.append(Hit("torch_compute", line, msg))
 
@@ -152,7 +171,7 @@ class ComputeRules:
         """Whether any of `nodes` contains a kernel call (memoised per node: sites share ancestors)."""
         for n in nodes:
             if id(n) not in self._memo:
-                self._memo[id(n)] = self.p.contains_kernel_call([n], cls)
+                self._memo[id(n)] = self.p.contains_kernel_call([n], cls) or self.launches.contains(n)
             if self._memo[id(n)]:
                 return True
         return False
@@ -232,6 +251,10 @@ class ComputeRules:
             "builtins.getattr", "builtins.hasattr", "operator.attrgetter")
 
     def _codegen(self) -> None:
+        for line, q in plan_references(self.ix):
+            self.hits.append(Hit("torch_compute", line, f"uses {q} at line {line}; library code generators, "
+                                 "prebuilt ops and plans do the work for the solution; under strict the work "
+                                 "must happen in the solution's own kernels"))
         for node in self.ix.nodes:
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
                 parent = self.ix.parents.get(node)

@@ -1,8 +1,10 @@
 """Rules that hold under every policy: constructs that attack the judge rather than solve the problem.
 
 Timer/sync patches, patches of torch or builtins, tensor subclasses, judge introspection, threads and
-processes, side streams without a sync back, global flag changes and runtime code generation.  They are
-checked over the whole file (module level, __init__, helpers, kernels), not just what forward reaches.
+processes, side streams without a sync back (stream_rules.py), global flag changes and runtime code
+generation (GPU binaries loaded without source included; compiling readable CUDA C++ through CuPy or
+cuda.core is normal, like load_inline).  They are checked over the whole file (module level, __init__,
+helpers, kernels), not just what forward reaches.
 """
 
 from __future__ import annotations
@@ -13,12 +15,18 @@ import sys
 
 from kerneljudge.analysis.findings import Hit
 from kerneljudge.analysis.python_ast import Index, const_str, short
+from kerneljudge.analysis.stream_rules import StreamRules
 
 TIMER_NAMES = frozenset({
     "synchronize", "Event", "record", "elapsed_time", "query", "wait", "current_stream", "default_stream",
     "Stream", "set_stream", "stream", "perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic",
     "monotonic_ns", "process_time", "process_time_ns", "thread_time", "do_bench", "do_bench_cudagraph",
     "Timer", "CUDAGraph", "graph", "profiler", "profile", "benchmark",
+    # the kernel libraries' timers and synchronisation: CuPy (get_elapsed_time, runtime.event*/stream*),
+    # numba (event_elapsed_time), cuda.core (Stream.sync, Event.__sub__ is under `Event`)
+    "get_elapsed_time", "event_elapsed_time", "sync", "eventElapsedTime", "eventRecord", "eventQuery",
+    "eventSynchronize", "streamSynchronize", "streamWaitEvent", "deviceSynchronize", "ExternalStream",
+    "external_stream", "create_stream", "get_current_stream",
 })
 # any use of these modules runs work elsewhere; of `threading` only what starts a thread (a Lock is fine)
 THREAD_ROOTS = ("multiprocessing", "concurrent", "subprocess", "asyncio", "torch.multiprocessing")
@@ -55,15 +63,17 @@ TENSOR_BASES = frozenset({"torch.Tensor", "torch._C.TensorBase", "torch._C._Tens
                           "torch.nn.parameter.Parameter", "torch.nn.Buffer", "torch.nn.parameter.Buffer",
                           "torch.nn.parameter.UninitializedParameter"})
 MODE_BASES = ("TorchFunctionMode", "TorchDispatchMode", "BaseTorchFunctionMode")
-STREAM_CTORS = frozenset({"torch.cuda.Stream", "torch.cuda.streams.Stream", "torch.Stream", "torch.cuda.ExternalStream",
-                          "torch.cuda.streams.ExternalStream"})
-STREAM_USES = frozenset({"torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.StreamContext",
-                         "torch.cuda.streams.StreamContext", "torch.cuda.use_stream"})
-SYNC_METHODS = frozenset({"wait_stream", "synchronize", "wait_event", "wait"})
 SENSITIVE_ENV = re.compile(r"KERNELJUDGE|JUDGE|SEED|REFERENCE|EXPECTED|ANSWER", re.IGNORECASE)
 TF32_ENV = frozenset({"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"})
-SAFE_MODULE_ROOTS = frozenset(sys.stdlib_module_names) - {"__main__"} | {"torch", "triton", "numpy"}
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# modules a solution may look up in sys.modules: the standard library, torch and the kernel libraries
+SAFE_MODULE_ROOTS = frozenset(sys.stdlib_module_names) - {"__main__"} | {
+    "torch", "triton", "numpy", "cupy", "cupyx", "cupy_backends", "numba", "cuda", "helion", "cutlass", "nvmath"}
+# GPU binaries loaded without source (a cubin can be lifted from a vendor library): `dynamic_code`, as exec is.
+# Compiling readable CUDA C++ at runtime (cupy.RawKernel/RawModule(code=...), cuda.core Program) is normal.
+BINARY_LOADERS = frozenset({"from_cubin", "from_ptx", "from_ltoir", "from_fatbin", "from_object", "from_library"})
+BINARY_LOADER_ROOTS = ("cuda.core.",)
+# library settings that only silence warnings (numba.config.CUDA_LOW_OCCUPANCY_WARNINGS = 0): not a patch
+QUIET_SETTINGS = ("numba.config.",)
 
 
 def _under(q: str, roots) -> bool:
@@ -78,16 +88,6 @@ def patch_code(q: str) -> str:
     if parts[0] == "time" or any(p in TIMER_NAMES for p in parts[1:]):
         return "timer_patch"
     return "torch_internals_patch"
-
-
-def scope_nodes(scope: ast.AST):
-    """Nodes of one scope, not descending into nested functions/lambdas (they are scopes of their own)."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 class SafetyRules:
@@ -124,7 +124,7 @@ class SafetyRules:
                          "reading /proc can reach the judge's process state")
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
                 self._reference(node)
-        self._streams()
+        self.hits += StreamRules(self.ix).run()
         return self.hits
 
     # ------------------------------------------------------------------------------ patches & flags
@@ -158,6 +158,8 @@ class SafetyRules:
                              "which changes matmul precision (TF32)")
 
     def _patch(self, q: str, node: ast.AST) -> None:
+        if q.startswith(QUIET_SETTINGS) and "WARN" in q.upper():
+            return
         code = patch_code(q)
         if code == "global_flag":
             self.add(code, node, f"changes the global flag {q} at line {{line}}; "
@@ -230,6 +232,15 @@ class SafetyRules:
                      "at line {line}; it cannot be checked statically")
         if fq in ("os.getenv", "os.getenvb", "os.environ.get") and node.args:
             self._env_key(node.args[0], node)
+        self._binary(node, fq)
+
+    def _binary(self, node: ast.Call, fq: str) -> None:
+        """GPU code loaded as a binary (cuda.core ObjectCode.from_cubin, cupy.RawModule(path=...))."""
+        name = fq.rsplit(".", 1)[-1]
+        cupy_path = fq.split(".")[0] == "cupy" and name == "RawModule" and any(k.arg == "path" for k in node.keywords)
+        if (fq.startswith(BINARY_LOADER_ROOTS) and name in BINARY_LOADERS) or cupy_path:
+            self.add("dynamic_code", node, f"loads a precompiled GPU binary ({short(node.func)}) at line {{line}}; "
+                     "kernels without readable source cannot be checked (compile CUDA C++ source instead)")
 
     def _env_key(self, key_node: ast.AST, node: ast.AST) -> None:
         key = const_str(key_node)
@@ -339,60 +350,3 @@ class SafetyRules:
                                                     for t in stmt.targets):
                 self.add("tensor_subclass", stmt, f"sets a torch dispatch hook in class {node.name} at line {{line}}; "
                          "outputs must be plain, materialised tensors")
-
-    # ------------------------------------------------------------------------------------- streams
-    def _stream_holders(self) -> tuple[set[str], set[str]]:
-        """Module-level names and self attributes that hold streams made by the solution."""
-        names, attrs = set(), set()
-        module_level = set(map(id, scope_nodes(self.ix.tree)))
-        for node in self.ix.nodes:
-            if (isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
-                    and self._makes_stream(node.value)):
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                    if isinstance(t, ast.Name) and id(node) in module_level:
-                        names.add(t.id)  # a module global (or class attribute) holding a stream
-                        attrs.add(t.id)
-                    elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                        attrs.add(t.attr)
-        return names, attrs
-
-    def _makes_stream(self, expr: ast.AST) -> bool:
-        return any(isinstance(n, ast.Call) and self.ix.qualname(n.func) in STREAM_CTORS for n in ast.walk(expr))
-
-    def _streams(self) -> None:
-        names, attrs = self._stream_holders()
-        scopes = [self.ix.tree] + [n for n in self.ix.nodes if isinstance(n, _SCOPES)]
-        for scope in scopes:
-            first_use, synced = None, False
-            for node in scope_nodes(scope):
-                use = False
-                if isinstance(node, ast.Call):
-                    fq = self.ix.qualname(node.func) or ""
-                    if fq in STREAM_USES:
-                        use = True
-                    elif fq in STREAM_CTORS and scope is not self.ix.tree:
-                        use = not self._stored_on_self(node)
-                    if fq == "torch.cuda.synchronize" or (isinstance(node.func, ast.Attribute)
-                                                         and node.func.attr in SYNC_METHODS):
-                        synced = True
-                elif (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names
-                      and scope is not self.ix.tree):
-                    use = True
-                elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and node.attr in attrs
-                      and isinstance(node.value, ast.Name) and node.value.id == "self"):
-                    use = True
-                if use and (first_use is None or node.lineno < first_use.lineno):
-                    first_use = node
-            if first_use is not None and not synced:
-                where = getattr(scope, "name", "module-level code" if scope is self.ix.tree else "a lambda")
-                self.add("unsynced_stream", first_use, f"{where} runs work on a side CUDA stream at line {{line}} "
-                         "without synchronising back (wait_stream, synchronize or an event wait) in the same function; "
-                         "the timer would stop early")
-
-    def _stored_on_self(self, call: ast.Call) -> bool:
-        parent = self.ix.parents.get(call)
-        while isinstance(parent, (ast.List, ast.Tuple, ast.ListComp, ast.comprehension, ast.GeneratorExp, ast.Call)):
-            parent = self.ix.parents.get(parent)
-        return isinstance(parent, (ast.Assign, ast.AnnAssign)) and all(
-            isinstance(t, ast.Attribute)
-            for t in (parent.targets if isinstance(parent, ast.Assign) else [parent.target]))

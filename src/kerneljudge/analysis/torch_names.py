@@ -13,7 +13,8 @@ from __future__ import annotations
 ALLOWED_TORCH = frozenset({
     # allocation and random initialisation
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "scalar_tensor", "arange", "range", "linspace",
+    "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack", "scalar_tensor", "arange", "range",
+    "linspace",
     "logspace", "eye", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
     "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
     # views, reshapes and copies
