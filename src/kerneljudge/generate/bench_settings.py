@@ -16,6 +16,7 @@ from kerneljudge.core.types import BACKENDS, JudgeOptions
 from kerneljudge.generate.bench_parts import BenchError
 from kerneljudge.generate.runfolder import FORMAT, now, safe_url
 
+CPU_BACKENDS = ("triton", "cpp")   # backends the judge can run without a GPU (Triton through its interpreter)
 IDENTITY = ("model", "backend", "shots", "temperature", "max_tokens", "seed", "precision", "policy", "device",
             "hardware")             # settings a resumed run must share with the run folder
 
@@ -75,8 +76,9 @@ def choose_backend(s: BenchSettings, device: str) -> str:
     backend = s.backend or ("cuda" if device == "cuda" else "triton")
     if backend not in BACKENDS:
         raise BenchError(f"--backend must be one of {', '.join(BACKENDS)}")
-    if backend == "cuda" and device != "cuda":
-        raise BenchError("--backend cuda needs a CUDA device (this run judges on the CPU); use triton or cpp")
+    if backend not in CPU_BACKENDS and device != "cuda":
+        raise BenchError(f"--backend {backend} needs a CUDA device (this run judges on the CPU); "
+                         f"use {' or '.join(CPU_BACKENDS)}")
     return backend
 
 

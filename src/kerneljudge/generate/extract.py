@@ -14,9 +14,11 @@ How the code is chosen:
    of the reply and is noted as truncated). A block is a candidate when it defines `ModelNew` (a class or
    an assignment at module level; a regular-expression test when the block does not parse). A block
    tagged with another language (cuda, cpp, ...) is a candidate only when it parses as Python: a CUDA
-   block alone is not a solution. Candidates are ranked by: parses > has a forward method > uses no
-   names it does not define > fence closed > matches the requested backend > tagged python > later in the
-   reply. A candidate that uses names defined by earlier Python blocks is joined with those blocks.
+   block alone is not a solution; a block tagged with a Python-embedded kernel language (triton, cupy, numba,
+   helion, cuda_core, cutedsl: reply_sections.PYTHON_DSL_TAGS) counts as tagged python. Candidates are
+   ranked by: parses > has a forward method > uses no names it does not define > fence closed > matches the
+   requested backend (analysis.detect_backend) > tagged python > later in the reply. A candidate that uses
+   names defined by earlier Python blocks is joined with those blocks.
 3. Without a fenced candidate: the text outside the fences is read as raw code. Lines that stop it
    parsing and look like prose (sentences, Markdown bullets, stray fences, lone tags) are turned into
    comments, prose at the start and end is dropped; code lines are never changed. If the text still does
@@ -90,8 +92,9 @@ def _from_text(text: str, backend: Optional[str]) -> tuple[Optional[str], str]:
 def extract_solution(reply: Optional[str], backend: Optional[str] = None) -> Extraction:
     """The solution source in a model's reply (see the module docstring for how it is chosen).
 
-    backend: the backend that was asked for (cuda, triton, cpp, torch); it breaks ties between several
-    solutions and a mismatch is mentioned in the note. It never turns a solution away.
+    backend: the backend that was asked for (one of analysis.BACKENDS: every core.types.BACKENDS name, and
+    torch); it breaks ties between several solutions and a mismatch is mentioned in the note. It never turns a
+    solution away.
     """
     if backend is not None and backend not in DETECTED_BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(DETECTED_BACKENDS)} or None; got {backend!r}")

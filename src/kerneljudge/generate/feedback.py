@@ -5,7 +5,8 @@
     render_feedback(feedback) -> str             the report as text, for the refinement prompt
     bound_excerpt(text, max_chars=2400) -> str   an error log cut down to its telling lines
 
-What is hidden from the judge's text (seeds, held-out shapes) is decided in redaction.py.
+What is hidden from the judge's text (seeds, held-out shapes) is decided in redaction.py; which backend's error
+a log shows (a CuPy/NVRTC compile error, a Numba TypingError, a Helion InvalidConfig, ...) in backend_errors.py.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import math
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from kerneljudge.generate.backend_errors import ERROR_MARKERS, classify_error
 from kerneljudge.generate.redaction import redact_held_out_reason, redact_seeds, redactor
 from kerneljudge.generate.templates import fenced
 
-_ERROR_LINE = re.compile(r"error|exception|traceback|undefined|fatal|failed|assert", re.IGNORECASE)
 _DIFFERS_AT = re.compile(r"output differs at (\[[^\]]*\]|\S+): got (\S+), expected (\S+) "
                          r"\(\|err\| (\S+) > allowed ([^)\s]+)\)")
 _REL_L2 = re.compile(r"relative L2 error (\S+) exceeds (\S+)")
@@ -41,7 +42,7 @@ def bound_excerpt(text: str, max_chars: int = 2400, max_line_chars: int = 300) -
         return "\n".join(lines)
     order: list[int] = list(range(len(lines) - 1, max(len(lines) - 6, -1), -1))   # the last 5 lines
     for i, ln in enumerate(lines):
-        if _ERROR_LINE.search(ln):
+        if ERROR_MARKERS.search(ln):
             order += [j for j in (i - 1, i, i + 1, i + 2) if 0 <= j < len(lines)]
     order += list(range(len(lines)))
     keep: set[int] = set()
@@ -171,6 +172,8 @@ def feedback_from_verdict(verdict: Mapping[str, Any], profile: Sequence[Any] | N
       verdict, accepted        as judged
       reason                   the judge's one-line reason, secrets removed
       error_excerpt            build/runtime error output, bounded (bound_excerpt), secrets removed; "" if none
+      error                    the kind of error the output shows, named for its backend (backend_errors.py):
+                               {kind, backend, headline, diagnostic, hint}; None when not recognised or correct
       mismatch                 for wrong_output: {kind: values|rel_l2|shape|dtype|nonfinite|structure|
                                integer_values|other, where, index, got, expected, abs_err, allowed, rel_l2,
                                at_hidden_shape, detail}; None otherwise (index only at a shown shape)
@@ -189,7 +192,11 @@ def feedback_from_verdict(verdict: Mapping[str, Any], profile: Sequence[Any] | N
     reason, hidden = redact_held_out_reason(raw_reason)
     clean = redactor(hidden_shapes)
     reason = clean(reason)
+    raw_excerpt = clean(str(verdict.get("error_excerpt") or ""))
     excerpt = clean(bound_excerpt(str(verdict.get("error_excerpt") or ""), max_excerpt_chars))
+    error = None
+    if verdict.get("verdict") not in ("correct", "unjudgeable"):
+        error = classify_error(raw_excerpt) or classify_error(reason)
     findings = [_finding_dict(f) for f in verdict.get("findings") or []]
     for f in findings:
         f["message"] = clean(f["message"])
@@ -200,6 +207,7 @@ def feedback_from_verdict(verdict: Mapping[str, Any], profile: Sequence[Any] | N
         "accepted": bool(verdict.get("accepted", False)),
         "reason": reason,
         "error_excerpt": excerpt,
+        "error": error,
         "mismatch": _mismatch(verdict, reason, hidden),
         "rel_l2": rel_l2 if finite(rel_l2) and verdict.get("verdict") == "correct" else None,
         "speedup": verdict.get("speedup") if finite(verdict.get("speedup")) else None,
@@ -218,8 +226,8 @@ def feedback_no_code(note: str) -> dict[str, Any]:
         "verdict": "no_code", "accepted": False,
         "reason": f"no solution could be taken from the reply ({redact_seeds(str(note))}); answer with the "
                   "complete file in one ```python block that defines class ModelNew",
-        "error_excerpt": "", "mismatch": None, "rel_l2": None, "speedup": None, "ref_ms": None, "sol_ms": None,
-        "flags": [], "findings": [], "findings_left_out": 0, "profile": [],
+        "error_excerpt": "", "error": None, "mismatch": None, "rel_l2": None, "speedup": None, "ref_ms": None,
+        "sol_ms": None, "flags": [], "findings": [], "findings_left_out": 0, "profile": [],
     }
 
 
@@ -259,6 +267,14 @@ def render_feedback(feedback: Mapping[str, Any]) -> str:
     elif mismatch and mismatch.get("kind") == "rel_l2":
         parts.append(f"Mismatch: relative L2 error {mismatch.get('rel_l2')} where {mismatch.get('rel_l2_allowed')} "
                      "is allowed (too much precision lost, or an output that is constant or zero).")
+    error = feedback.get("error")
+    if error:
+        lines = [f"Error: {error.get('kind')}: {error.get('headline')}"]
+        if error.get("diagnostic") and error.get("diagnostic") != error.get("headline"):
+            lines.append(f"First compiler error: {error['diagnostic']}")
+        if error.get("hint"):
+            lines.append(f"Where to look: {error['hint']}.")
+        parts.append("\n".join(lines))
     if feedback.get("error_excerpt"):
         parts.append("Error output (excerpt):\n" + fenced(feedback["error_excerpt"], "text"))
     findings = feedback.get("findings") or []

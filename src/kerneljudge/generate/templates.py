@@ -6,7 +6,9 @@
     fenced(code, lang="python") -> str                 a Markdown code block that survives backticks in the code
 
 Templates use `string.Template` placeholders (`$name`); every template is listed in TEMPLATES. The shot
-examples are our own problem/solution pairs in prompts/examples/{problems,cuda,triton,cpp}/.
+examples are our own problem/solution pairs: prompts/examples/problems/ and one folder per backend
+(prompts/examples/<backend>/, for every name in BACKENDS). Each backend has its instructions in
+backend_<backend>.md (BACKEND_TEMPLATES).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import Any
 
 from kerneljudge.core.paths import prompts_root
 from kerneljudge.core.types import BACKENDS
+
 SHOT_EXAMPLES = ("1_swish_residual", "2_rms_norm", "3_mean_pool_tanh")   # one-shot uses the first
+BACKEND_TEMPLATES = tuple(f"backend_{b}.md" for b in BACKENDS)   # one instructions file per backend
 TEMPLATES = (
-    "system.md", "intro.md", "rules.md", "backend_cuda.md", "backend_triton.md", "backend_cpp.md",
+    "system.md", "intro.md", "rules.md", *BACKEND_TEMPLATES,
     "hardware.md", "answer_format.md", "user_zero_shot.md", "user_one_shot.md", "user_few_shot.md",
     "example.md", "refine.md", "goal_fix.md", "goal_faster.md", "goal_flags.md", "goal_unjudgeable.md",
 )
