@@ -1,6 +1,9 @@
 """Run what only a GPU can show, and write a dated summary.
 
     python scripts/gpu_report.py fixtures --out DIR   # labelled fixtures that run on CUDA: verdict vs label
+        [--match 'gpu_cupy_*' ...] [--policy lenient] # only fixtures whose file name matches; the lenient
+                                                      # label where a fixture has one; a fixture whose library
+                                                      # (# needs: cuda,cupy) does not import is listed as skipped
     python scripts/gpu_report.py examples --out DIR   # the main job on the GPU
     python scripts/gpu_report.py bench --out DIR [--count 12] [--triton 0]
                                                       # batch speed: N distinct CUDA solutions (+ Triton
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fnmatch
 import json
 import os
 import platform
@@ -33,7 +37,7 @@ from kerneljudge.judging.batch import Job, run_batch  # noqa: E402
 from kerneljudge.core.problem import read_problem  # noqa: E402
 from kerneljudge.results.text_tables import fast_p_line, verdict_table  # noqa: E402
 from kerneljudge.core.types import JudgeOptions  # noqa: E402
-from tests.labels import collect  # noqa: E402
+from tests.labels import collect, skip_reason  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
 EXAMPLES = examples_root()
@@ -74,14 +78,35 @@ def header_md(title: str, info: dict) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def cmd_fixtures(args) -> None:
-    """Fixtures that can run on a GPU: CUDA ones, Triton ones and device-agnostic Python ones."""
-    cases = []
+def select_fixtures(match: list[str] | None) -> tuple[list, list[dict]]:
+    """Fixtures that can run on a GPU (CUDA, Triton, the other GPU backends, device-agnostic Python) whose file
+    name matches one of `match` (all when none), and rows for those skipped because a library is missing."""
+    cases, skipped = [], []
     for case in collect(FIXTURES / "solutions"):
+        if match and not any(fnmatch.fnmatch(case.path.name, pattern) for pattern in match):
+            continue
         backend = detect_backend(case.path.read_text())
         if backend == "cpp" or "held_out" in case.needs:
             continue  # C++ kernels read host memory; they are CPU fixtures
+        reason = skip_reason(case)
+        if reason:
+            skipped.append({"fixture": case.path.name, "threat": case.threat, "expected": case.expect,
+                            "got": "skipped", "ok": None, "reason": reason})
+            continue
         cases.append(case)
+    return cases, skipped
+
+
+def expected_verdict(case, policy: str) -> str:
+    return (case.expect_lenient or case.expect) if policy == "lenient" else case.expect
+
+
+def cmd_fixtures(args) -> None:
+    """Fixtures that can run on a GPU: CUDA ones, Triton ones and device-agnostic Python ones."""
+    cases, skipped = select_fixtures(args.match)
+    if not cases:
+        print(f"no fixture to run (--match {args.match}; skipped: {[r['fixture'] for r in skipped]})",
+              file=sys.stderr)
     jobs, labels = [], {}
     for case in cases:
         problem = read_problem(FIXTURES / "problems" / (case.problem or "scale_relu.py"))
@@ -90,28 +115,33 @@ def cmd_fixtures(args) -> None:
     # tiny problems: 30 s is ample to run one, 150 s to build the largest fixture; the hang fixtures
     # (one holds the GPU until its run limit) then cost half a minute each, not five
     options = JudgeOptions(device="cuda", run_timeout_s=30, build_timeout_s=150, time_budget_s=0.5,
-                           cache_dir=args.cache)
+                           cache_dir=args.cache, policy=args.policy)
+    name = "fixtures" if args.policy == "strict" else f"fixtures-{args.policy}"
     started = time.monotonic()
-    verdicts = run_batch(jobs, options, Path(args.out) / "fixtures.jsonl", jobs_in_parallel=args.jobs)
+    verdicts = run_batch(jobs, options, Path(args.out) / f"{name}.jsonl", jobs_in_parallel=args.jobs) if jobs else []
     wall = time.monotonic() - started
     rows, passed = [], 0
     for v in verdicts:
         case = labels[v["solution"]]
-        expected = case.expect
+        expected = expected_verdict(case, args.policy)
         ok = v["verdict"] == expected
         passed += ok
         rows.append({"fixture": case.path.name, "threat": case.threat, "expected": expected,
                      "got": v["verdict"], "ok": ok, "reason": v["reason"], "flags": v["flags"],
                      "speedup": v["speedup"], "wall_s": v["wall_s"], "build_s": v["build_s"]})
     info = machine()
-    md = header_md("GPU fixtures: verdict vs label", info)
+    info["policy"] = args.policy
+    md = header_md(f"GPU fixtures: verdict vs label ({args.policy})", info)
     md += f"{passed}/{len(rows)} fixtures got their labelled verdict; batch wall time {wall:.1f} s.\n\n"
-    md += "Where the time went (seconds per solution):\n\n" + phase_table(verdicts) + "\n"
+    if skipped:
+        md += f"{len(skipped)} skipped: a library they need does not import here.\n\n"
+    if verdicts:
+        md += "Where the time went (seconds per solution):\n\n" + phase_table(verdicts) + "\n"
     md += "| fixture | threat | expected | got | ok | reason |\n|---|---|---|---|---|---|\n"
-    for r in rows:
-        md += (f"| {r['fixture']} | {r['threat'] or ''} | {r['expected']} | {r['got']} | "
-               f"{'yes' if r['ok'] else 'NO'} | {r['reason'][:90]} |\n")
-    write(Path(args.out), "fixtures", {"machine": info, "rows": rows, "wall_s": wall}, md)
+    for r in rows + skipped:
+        ok = "skipped" if r["ok"] is None else ("yes" if r["ok"] else "NO")
+        md += f"| {r['fixture']} | {r['threat'] or ''} | {r['expected']} | {r['got']} | {ok} | {r['reason'][:90]} |\n"
+    write(Path(args.out), name, {"machine": info, "rows": rows, "skipped": skipped, "wall_s": wall}, md)
 
 
 def cmd_examples(args) -> None:
@@ -268,6 +298,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=12, help="bench: distinct CUDA solutions (default 12)")
     parser.add_argument("--triton", type=int, default=0, help="bench: Triton solutions added to the batch")
     parser.add_argument("--cache", default=None)
+    parser.add_argument("--match", action="append", default=None, metavar="GLOB",
+                        help="fixtures: only those whose file name matches (fnmatch; repeat for several)")
+    parser.add_argument("--policy", choices=("strict", "lenient"), default="strict",
+                        help="fixtures: judge under this policy, against the fixture's label for it")
     args = parser.parse_args()
     {"fixtures": cmd_fixtures, "examples": cmd_examples, "bench": cmd_bench}[args.what](args)
 

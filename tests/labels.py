@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,29 @@ class Labelled:
     needs: frozenset[str]
     threat: str | None
     flags: frozenset[str] = frozenset()   # flags the verdict must carry (a blocking one: not accepted)
+
+
+# `# needs:` words that name a library (a solution backend's) and the module that must be importable for it
+# (top-level names where a submodule would make find_spec import a heavy parent: cutlass loads MLIR)
+LIBRARIES = {"cupy": "cupy", "cuda_core": "cuda.core", "numba": "numba", "helion": "helion", "cute": "cutlass"}
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):   # a parent package missing or broken
+        return False
+
+
+def missing_libraries(case: Labelled) -> list[str]:
+    """The libraries `case` needs (`# needs: cuda,cupy`) that this Python cannot import, sorted."""
+    return sorted(n for n in case.needs if n in LIBRARIES and not _importable(LIBRARIES[n]))
+
+
+def skip_reason(case: Labelled) -> str | None:
+    """"needs cupy" (and so on) when a library the case needs is missing here, else None."""
+    missing = missing_libraries(case)
+    return f"needs {', '.join(missing)}" if missing else None
 
 
 def read_labels(path: Path) -> Labelled | None:

@@ -276,6 +276,27 @@ def test_boxed_env_moves_every_cache_into_scratch():
     assert env["PYTHONDONTWRITEBYTECODE"] == "1" and "PYTHONPYCACHEPREFIX" not in env
 
 
+# the variable each solution backend's JIT cache honours (docs/backends.md)
+BACKEND_CACHES = {"cupy": "CUPY_CACHE_DIR", "numba": "NUMBA_CACHE_DIR", "helion": "HELION_CACHE_DIR",
+                  "inductor (helion)": "TORCHINDUCTOR_CACHE_DIR", "cute": "CUTE_DSL_CACHE_DIR",
+                  "cute dumps": "CUTE_DSL_DUMP_DIR"}
+
+
+def test_every_backend_cache_is_a_scratch_folder_the_box_makes(tmp_path):
+    """The new backends' caches point into the scratch folder, over whatever the judge's own environment
+    said (a user's ~/.cupy or a shared CuTe cache), and prepare_scratch has made each folder beforehand."""
+    inherited = {name: f"/home/someone/{name.lower()}" for name in BACKEND_CACHES.values()}
+    scratch = tmp_path / "scratch"
+    env = spec.boxed_env(inherited, str(scratch))
+    spec.prepare_scratch(str(scratch))
+    for backend, name in BACKEND_CACHES.items():
+        assert name in spec.SCRATCH_CACHE_ENV and name in spec.SCRATCH_ENV, backend
+        folder = Path(env[name])
+        assert folder.is_relative_to(scratch) and folder.is_dir(), (backend, folder)
+    for name, folder in spec.SCRATCH_CACHE_ENV.items():
+        assert folder in spec.SCRATCH_FOLDERS and env[name] == str(scratch / folder), name
+
+
 def test_a_trusted_cache_is_copied_into_scratch_without_links(tmp_path):
     template = tmp_path / "template"
     (template / "triton" / "abc").mkdir(parents=True)

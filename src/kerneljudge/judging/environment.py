@@ -59,7 +59,23 @@ def build_root(cache_dir: str) -> str:
     return str(Path(cache_dir) / "builds" / tag)
 
 
+# Each JIT cache a child may fill, under the trusted cache folder (a boxed solution's own scratch folder
+# replaces every one of them: sandbox/spec.SCRATCH_CACHE_ENV); none may default to the user's home.
+TRUSTED_CACHE_ENV = {"TORCH_EXTENSIONS_DIR": "torch_extensions", "TRITON_CACHE_DIR": "triton",
+                     "CUPY_CACHE_DIR": "cupy", "NUMBA_CACHE_DIR": "numba", "HELION_CACHE_DIR": "helion",
+                     "TORCHINDUCTOR_CACHE_DIR": "inductor", "CUTE_DSL_CACHE_DIR": "cute_dsl"}
+
+# Helion never autotunes inside a judgement (docs/backends.md, "The Helion rule"): a kernel without a
+# config runs Helion's default config ("none" effort), a kernel that asks to search anyway (force_autotune,
+# or an effort in its decorator with no config) fails with AutotuningDisallowedInEnvironment, and an
+# inherited HELION_FORCE_AUTOTUNE=1 is overridden. Helion reads these when @helion.kernel runs.
+HELION_NO_AUTOTUNE = {"HELION_AUTOTUNE_EFFORT": "none", "HELION_DISALLOW_AUTOTUNING": "1",
+                      "HELION_FORCE_AUTOTUNE": "0", "HELION_AUTOTUNE_PROGRESS_BAR": "0"}
+
+
 def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every child starts with: this one's less the judge's own settings and secrets, the
+    package importable, the JIT caches in the trusted cache folder, Helion's autotuner off."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"
     # children import the same kerneljudge as this process, installed or not
@@ -67,8 +83,8 @@ def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] |
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != package_parent]
     env["PYTHONPATH"] = os.pathsep.join([package_parent] + paths)
     env["OMP_NUM_THREADS"] = str(max(1, threads))
-    env["TORCH_EXTENSIONS_DIR"] = str(Path(cache_dir) / "torch_extensions")
-    env["TRITON_CACHE_DIR"] = str(Path(cache_dir) / "triton")
+    env.update({name: str(Path(cache_dir) / folder) for name, folder in TRUSTED_CACHE_ENV.items()})
+    env.update(HELION_NO_AUTOTUNE)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"   # must be set before triton is first imported
         env["CUDA_VISIBLE_DEVICES"] = ""

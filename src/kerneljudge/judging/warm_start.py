@@ -24,14 +24,13 @@ import sys
 import threading
 from typing import Any
 
+from kerneljudge.sandbox.spec import SCRATCH_ENV
 from kerneljudge.sandbox.template import STATUS
 from kerneljudge.judging.process_group import kill_group
 
 # not part of what a template is keyed by (a fork gets them all the same): set by the box per solution
 # (sandbox/spec.boxed_env), or read only when something is built (MAX_JOBS; builds happen in the builder)
-UNKEYED = frozenset({"TMPDIR", "TMP", "TEMP", "HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR",
-                     "TORCH_EXTENSIONS_DIR", "CUDA_CACHE_PATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUSERBASE",
-                     "MAX_JOBS"})
+UNKEYED = frozenset({*SCRATCH_ENV, "PYTHONDONTWRITEBYTECODE", "PYTHONUSERBASE", "MAX_JOBS"})
 READY_TIMEOUT_S = 120.0
 REPLY_TIMEOUT_S = 30.0
 MAX_TEMPLATES = 16

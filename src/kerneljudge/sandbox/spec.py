@@ -169,7 +169,22 @@ def exposed(spec: BoxSpec, paths: Iterable[str]) -> list[str]:
     return [p for p in paths if any(_contains(granted, p) for granted in spec.readable())]
 
 
-SCRATCH_FOLDERS = ("tmp", "cache", "cache/triton", "cache/torch_extensions", "cache/nv")
+# The folders under a scratch folder that boxed_env points tools at. Besides Triton, torch's extensions and
+# the driver's PTX cache: the JIT caches of the other solution backends (docs/backends.md): CuPy's kernel
+# cache, Numba's, Helion's (its autotune records and the Triton cache it would set up for itself), torch
+# inductor's (Helion lowers through it), and the CuTe DSL's compiled-kernel cache and artefact dumps.
+# cuda.core needs none: NVRTC keeps nothing on disk, and its opt-in program cache lives under XDG_CACHE_HOME.
+SCRATCH_FOLDERS = ("tmp", "cache", "cache/triton", "cache/torch_extensions", "cache/nv", "cache/cupy", "cache/numba",
+                   "cache/helion", "cache/inductor", "cache/cute_dsl", "cache/cute_dsl_dump")
+
+# variable -> folder under the scratch folder (boxed_env); every one differs per solution, so a warm
+# template is never keyed by them (judging/warm_start.py)
+SCRATCH_CACHE_ENV = {"XDG_CACHE_HOME": "cache", "TRITON_CACHE_DIR": "cache/triton",
+                     "TORCH_EXTENSIONS_DIR": "cache/torch_extensions", "CUDA_CACHE_PATH": "cache/nv",
+                     "CUPY_CACHE_DIR": "cache/cupy", "NUMBA_CACHE_DIR": "cache/numba",
+                     "HELION_CACHE_DIR": "cache/helion", "TORCHINDUCTOR_CACHE_DIR": "cache/inductor",
+                     "CUTE_DSL_CACHE_DIR": "cache/cute_dsl", "CUTE_DSL_DUMP_DIR": "cache/cute_dsl_dump"}
+SCRATCH_ENV = ("TMPDIR", "TMP", "TEMP", "HOME", *SCRATCH_CACHE_ENV)
 
 
 def prepare_scratch(scratch: str) -> None:
@@ -204,16 +219,15 @@ def boxed_env(env: dict[str, str], scratch: str) -> dict[str, str]:
     """`env` with every place a tool writes by default moved inside `scratch` (see prepare_scratch).
 
     HOME points at the scratch folder too: tools that write under ~ (~/.triton, ~/.nv, ~/.cache,
-    ~/.config) then stay inside the box, and a solution that looks for the judge's files under ~ finds
-    its own folder. Bytecode is not written (PYTHONDONTWRITEBYTECODE) rather than redirected: a
-    PYTHONPYCACHEPREFIX would make Python ignore the installed __pycache__ and recompile torch."""
+    ~/.config, ~/.cupy) then stay inside the box, and a solution that looks for the judge's files under ~
+    finds its own folder. Every JIT cache a solution backend keeps is named explicitly as well
+    (SCRATCH_CACHE_ENV), so none depends on HOME or TMPDIR being honoured. Bytecode is not written
+    (PYTHONDONTWRITEBYTECODE) rather than redirected: a PYTHONPYCACHEPREFIX would make Python ignore the
+    installed __pycache__ and recompile torch."""
     out = dict(env)
     tmp = os.path.join(scratch, "tmp")
-    cache = os.path.join(scratch, "cache")
-    out.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp, HOME=scratch, XDG_CACHE_HOME=cache,
-               TRITON_CACHE_DIR=os.path.join(cache, "triton"),
-               TORCH_EXTENSIONS_DIR=os.path.join(cache, "torch_extensions"),
-               CUDA_CACHE_PATH=os.path.join(cache, "nv"), PYTHONDONTWRITEBYTECODE="1")
+    out.update(TMPDIR=tmp, TMP=tmp, TEMP=tmp, HOME=scratch, PYTHONDONTWRITEBYTECODE="1")
+    out.update({name: os.path.join(scratch, folder) for name, folder in SCRATCH_CACHE_ENV.items()})
     out.pop("PYTHONPYCACHEPREFIX", None)
     # packages installed with `pip --user` are found through HOME; keep finding them where they are
     if site.ENABLE_USER_SITE and site.USER_SITE in sys.path and "PYTHONUSERBASE" not in env:

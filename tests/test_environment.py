@@ -1,0 +1,40 @@
+"""The environment a child starts with (judging/environment.child_env): JIT caches and Helion's autotuner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kerneljudge.judging import environment
+from kerneljudge.sandbox import spec
+
+
+def test_every_jit_cache_is_in_the_trusted_cache_folder(tmp_path, monkeypatch):
+    home = os.path.expanduser("~")
+    for name in environment.TRUSTED_CACHE_ENV:
+        monkeypatch.setenv(name, os.path.join(home, ".cache", name.lower()))   # what a user may have set
+    env = environment.child_env("cuda", 2, str(tmp_path))
+    for name, folder in environment.TRUSTED_CACHE_ENV.items():
+        assert env[name] == str(tmp_path / folder), name
+    for name in ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "HELION_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
+                 "CUTE_DSL_CACHE_DIR"):
+        assert Path(env[name]).is_relative_to(tmp_path), name
+
+
+def test_a_boxed_solution_gets_its_scratch_caches_not_the_trusted_ones(tmp_path):
+    trusted = environment.child_env("cuda", 1, str(tmp_path / "trusted"))
+    boxed = spec.boxed_env(trusted, str(tmp_path / "scratch"))
+    for name in environment.TRUSTED_CACHE_ENV:
+        assert Path(boxed[name]).is_relative_to(tmp_path / "scratch"), name
+
+
+def test_helion_never_autotunes_inside_a_judgement(monkeypatch):
+    monkeypatch.setenv("HELION_FORCE_AUTOTUNE", "1")
+    monkeypatch.setenv("HELION_AUTOTUNE_EFFORT", "full")
+    for device in ("cpu", "cuda"):
+        env = environment.child_env(device, 1, "/tmp/kj-unused-cache")
+        assert env["HELION_AUTOTUNE_EFFORT"] == "none"       # no config: Helion's default config
+        assert env["HELION_DISALLOW_AUTOTUNING"] == "1"      # a kernel that insists on searching fails
+        assert env["HELION_FORCE_AUTOTUNE"] == "0"           # an inherited force is overridden
+    boxed = spec.boxed_env(environment.child_env("cuda", 1, "/tmp/kj-unused-cache"), "/s")
+    assert {k: boxed[k] for k in environment.HELION_NO_AUTOTUNE} == environment.HELION_NO_AUTOTUNE
