@@ -153,3 +153,23 @@ def test_cpu_keeps_the_host_clock():
     ctx = SimpleNamespace(device="cpu")
     timed.device_clock(ctx, result)
     assert result["device_clock"] == "host" and result["speedup_device"] == 1.5
+
+
+def test_a_graph_slower_than_its_own_eager_calls_sends_both_sides_to_the_profiler():
+    # the reference's replays take 15.6 ms where its eager calls take 3.4 (cuDNN chose another algorithm while
+    # capturing): a graph that does not run what the calls run is no device time
+    # (in the stand-in's units: replays of 0.01 ms a side; the reference's are 4.6 times its eager calls)
+    sides = FakeSides(lambda side, n: [4.6 if side == "ref" else 1.0] * 20)
+    result = {"sol_ms": 0.0101, "ref_ms": 0.01}
+    timed.device_clock(_ctx(sides), result)
+    assert "sol-profiler" in sides.log and "ref-profiler" in sides.log
+    assert result["ref_timing"]["device"]["method"] == "profiler"
+    assert "reference's graph replays were slower" in result["ref_timing"]["device"]["note"]
+    assert result["device_clock"] == "profiler"
+
+
+def test_graph_replays_within_their_eager_time_stay():
+    sides = FakeSides(lambda side, n: [1.0] * 20)              # 0.010 ms replays against 0.0115 ms eager calls
+    result = {"sol_ms": 0.0115, "ref_ms": 0.0115}
+    timed.device_clock(_ctx(sides), result)
+    assert result["device_clock"] == "cuda_graph" and "ref-profiler" not in sides.log

@@ -71,3 +71,27 @@ def test_device_need_prefers_the_measured_peak_over_the_estimate():
     service._note_memory("p.py", {"peak_bytes": 1000})
     service._note_memory("p.py", {"peak_bytes": 400})      # a smaller held-out shape: the largest stays
     assert service.device_need("p.py") == 2000
+
+
+def test_park_without_waiting_skips_a_process_busy_with_another_request(monkeypatch):
+    import threading
+
+    service = ReferenceService("cuda", "fp32", 1, "/tmp")
+    sent = []
+    monkeypatch.setattr(service, "_running", lambda: True)
+    monkeypatch.setattr(service, "_request", lambda header: sent.append(header["cmd"]) or ({}, []))
+    busy, release = threading.Event(), threading.Event()
+
+    def other_request():
+        with service._talk:
+            busy.set()
+            release.wait(5)
+    worker = threading.Thread(target=other_request)
+    worker.start()
+    busy.wait(5)
+    service.park(wait=False)
+    assert sent == []                                     # busy: skipped, not waited for
+    release.set()
+    worker.join(5)
+    service.park(wait=False)
+    assert sent == ["park"]

@@ -31,7 +31,7 @@ class FakeService:
     def prepare(self, path, preset, seed) -> None:
         self.prepared.append((path, tuple(preset.items()), seed))
 
-    def park(self) -> None:
+    def park(self, wait: bool = True) -> None:
         self.parked += 1
 
     @property
@@ -190,3 +190,11 @@ def test_a_judgement_waits_for_its_problems_preparation_outside_any_turn():
     waiter.join(5)
     assert not waiter.is_alive() and waited[0] >= 0.25
     assert pool.wait_prepared("a") == 0.0
+
+
+def test_park_others_parks_every_process_but_the_kept_one_used_or_not():
+    pool = ReferencePool(FakeService, limit=4)
+    general, b, c = pool.acquire("a"), pool.acquire("b"), pool.acquire("c")
+    pool.release(c)
+    pool.park_others(keep=b)
+    assert general.parked == 1 and c.parked == 1 and b.parked == 0

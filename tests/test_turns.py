@@ -236,15 +236,15 @@ def test_a_large_problem_keeps_the_device_alone_after_its_reference_outputs(cach
 
 
 def test_admission_counts_memory_needs_within_the_budget():
-    turns = DeviceTurns(memory_bytes=100)          # a budget of 70 bytes (ADMITTED_MEMORY_SHARE)
-    assert turns.budget == 70
-    turns.admit(4, need=50)
+    turns = DeviceTurns(memory_bytes=100)          # a budget of 60 bytes (ADMITTED_MEMORY_SHARE)
+    assert turns.budget == 60
+    turns.admit(4, need=40)
     small = _start(lambda: turns.admit(4, need=20))
     small.join(5)
-    assert not small.is_alive() and turns.status()["reserved_bytes"] == 70
+    assert not small.is_alive() and turns.status()["reserved_bytes"] == 60
     large = _start(lambda: turns.admit(4, need=30))  # would go over the budget: waits, though the count allows it
     assert not wait_for(lambda: not large.is_alive(), 0.3, every=0.01)
-    turns.leave(50)
+    turns.leave(40)
     large.join(5)
     assert not large.is_alive() and turns.status()["reserved_bytes"] == 50
     turns.leave(20)
@@ -253,7 +253,7 @@ def test_admission_counts_memory_needs_within_the_budget():
     huge.join(5)
     assert not huge.is_alive() and turns.status()["admitted"] == 1
     turns.leave(500)
-    for _ in range(4 * ADMITTED_PER_CHECK):               # with a budget, more are admitted than checked at once
+    for _ in range(4 * ADMITTED_PER_CHECK):               # the count still limits small needs
         turns.admit(4, need=1)
     one_more = _start(lambda: turns.admit(4, need=1))
     assert not wait_for(lambda: not one_more.is_alive(), 0.3, every=0.01)
@@ -285,3 +285,17 @@ def test_a_hold_of_unknown_need_takes_an_even_share_of_the_budget():
     assert turns.status()["reserved_bytes"] == turns.budget // 4
     hold.release()
     assert turns.status()["reserved_bytes"] == 0
+
+
+def test_a_hold_admitted_with_limit_one_says_so_once():
+    told = []
+    turns = DeviceTurns()
+    shared = Hold(turns, 4, lambda s: None, sole=lambda: told.append("shared"))
+    shared.check()
+    shared.release()
+    sole = Hold(turns, 1, lambda s: None, sole=lambda: told.append("sole"))
+    sole.check()
+    sole.time()
+    sole.check()
+    sole.release()
+    assert told == ["sole"]

@@ -154,7 +154,8 @@ def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
     itself and no solution process alive (the solution's is killed by now)? Then the problem cannot run here,
     a problem-level outcome; else the failure stays the solution's (it may have taken the memory)."""
     try:
-        with slot.turns.to_itself():   # no other judgement holds device memory meanwhile
+        with slot.turns.to_itself():   # no other judgement holds device memory meanwhile, nor another model
+            slot.reference.park_others(ctx.reference)
             ctx.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
                                   [secrets.randbits(62) for _ in range(2)], ctx.options.numerics)
     except ReferenceError as exc:

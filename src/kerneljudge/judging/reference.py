@@ -21,8 +21,9 @@ from kerneljudge.judging.cores import pin_tree
 
 
 # a judgement's device memory in inputs' worth, before the reference's peak is measured: the solution's inputs,
-# outputs and intermediates (3), the reference's (3), its kept outputs beyond them (2)
-INPUTS_PER_JUDGEMENT = 8
+# outputs and intermediates (3), the reference's (3), its kept outputs beyond them (2), and the float64 copies of
+# input and output its floor makes (4), with room to spare (eight ran two 6 GB elementwise problems into an OOM)
+INPUTS_PER_JUDGEMENT = 14
 
 
 class ReferenceError(RuntimeError):
@@ -136,13 +137,17 @@ class ReferenceService:
             return 2 * known.get("model_bytes", 0) + INPUTS_PER_JUDGEMENT * known.get("input_bytes", 0)
         return None
 
-    def park(self) -> None:
-        """Move this process's models to host memory between judgements (best effort: a dead process holds none)."""
-        if self.device == "cuda" and self._running():
-            try:
-                self._request({"cmd": "park", "device": self.device})
-            except ReferenceError:
-                pass
+    def park(self, wait: bool = True) -> None:
+        """Move this process's models to host memory between judgements (best effort: a dead process holds none).
+        wait=False: not if the process is answering another request now (building a model on the CPU, say)."""
+        if self.device != "cuda" or not self._running() or not self._talk.acquire(blocking=wait):
+            return
+        try:
+            self._request({"cmd": "park", "device": self.device})
+        except ReferenceError:
+            pass
+        finally:
+            self._talk.release()
 
     def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
                seeds: list[int], contract: str = "tf32", tolerance: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -168,6 +168,15 @@ class ReferencePool:
             self.general.park()
         return len(closing)
 
+    def park_others(self, keep: ReferenceService) -> None:
+        """Park the models of every process but `keep`, used or not, skipping any busy with a request: called
+        when one judgement has the device's memory to itself (no other is admitted, so no other process's model
+        is needed on the device before it ends; one needed later moves back)."""
+        with self._cond:
+            others = {id(s): s for s in [self.general, *self._by_problem.values()] if s is not keep}
+        for service in others.values():
+            service.park(wait=False)
+
     def pin(self, service: ReferenceService, cores: tuple[int, ...]) -> None:
         """Move a process to other cores (the timing cores while its solution is timed, then back)."""
         pid = service.pid

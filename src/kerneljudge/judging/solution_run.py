@@ -67,7 +67,8 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         # Everything that touches the device happens in a turn on it (judging/turns.py): checks may share the
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
-                          lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path))
+                          lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path),
+                          sole=lambda: slot.reference.park_others(ctx.reference))
         try:
             hold.check()
             try:

@@ -32,11 +32,13 @@ CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the opti
 # elementwise problem), besides the inputs and outputs each solution holds on the device meanwhile.
 SHARED_OUTPUT_BYTES = 1 << 30
 # Share of a device's memory the admitted judgements' needs may add up to: the rest is for the CUDA contexts of
-# the solution processes waiting for admission, and the reference processes' own.
-ADMITTED_MEMORY_SHARE = 0.7
-# Where memory is budgeted, judgements admitted per check allowed at once: an admitted judgement spends much of
-# its time waiting for its turn alone (timing), and others can be checked meanwhile if they are admitted.
-ADMITTED_PER_CHECK = 2
+# the solution processes waiting for admission (about 0.6 GB each, 32 of them on the H200), and the reference
+# processes' own. At 0.7, with twice as many admitted as checked, upstream's sweep still ran out of memory
+# (docs/evidence/2026-12-04-h200-scale-backends.md).
+ADMITTED_MEMORY_SHARE = 0.6
+# Where memory is budgeted, judgements admitted per check allowed at once. 2 gained no wall time on the H200
+# and filled the memory more (cuDNN then picks other algorithms in one process than in the other): 1.
+ADMITTED_PER_CHECK = 1
 
 
 def checks_at_once(options: Any, device: str) -> int:
@@ -170,13 +172,15 @@ class Hold:
     """One judgement's turns on a device, switched between checking (shared) and timing (alone) as its phases
     go. Its first turn waits to be admitted (at most `limit` judgements have state on the device at once);
     release() ends its last turn and makes room. `need`: the bytes of device memory the judgement is expected to
-    hold (its problem's, ReferenceService.device_need; None: not known). `waited(seconds)` hears of every wait;
+    hold (its problem's, ReferenceService.device_need; None: not known); `sole()` is called once it is admitted
+    with limit 1 (no other judgement on the device's memory). `waited(seconds)` hears of every wait;
     `timing(True/False)` of every start and end of a turn alone (where the caller moves the solution's process
     onto the quiet cores and off them again)."""
 
     def __init__(self, turns: DeviceTurns, limit: int, waited: Callable[[float], None],
-                 timing: Callable[[bool], None] = lambda alone: None, need: int | None = 0):
-        self.turns, self.limit, self._waited, self._timing = turns, limit, waited, timing
+                 timing: Callable[[bool], None] = lambda alone: None, need: int | None = 0,
+                 sole: Callable[[], None] = lambda: None):
+        self.turns, self.limit, self._waited, self._timing, self._sole = turns, limit, waited, timing, sole
         # a problem whose need is not known yet is taken for an even share of the budget
         self.need = need if need is not None else turns.budget // max(1, limit)
         self.mode = ""   # "", "shared" or "alone"
@@ -224,6 +228,8 @@ class Hold:
         if not self.admitted:
             self.turns.admit(self.limit, self.need)
             self.admitted = True
+            if max(1, self.limit) == 1:
+                self._sole()   # the device's memory is this judgement's alone now
         return started
 
     def _drop(self) -> None:
