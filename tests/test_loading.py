@@ -56,3 +56,32 @@ def get_inputs():
 def get_init_inputs():
     return []
 """
+
+
+def test_the_solution_process_names_the_threads_it_left_running(monkeypatch):
+    import os
+    import threading
+
+    from kerneljudge.core import channel
+    from kerneljudge.worker import solution
+
+    monkeypatch.setattr(solution.S, "threads_at_start", {t.ident for t in threading.enumerate()})
+    monkeypatch.setattr(solution, "_integrity_flags", lambda: ["thread_alive"])
+    stop = threading.Event()
+
+    def library_pool_worker():
+        stop.wait(5)
+    worker = threading.Thread(target=library_pool_worker, name="compile-pool-0")
+    worker.start()
+    read, write = os.pipe()
+    try:
+        solution.handle_threads({"cmd": "threads"}, write)
+        reply, _ = channel.recv(read, 5)
+    finally:
+        stop.set()
+        worker.join(5)
+        os.close(read)
+        os.close(write)
+    assert reply["threads"] == [
+        "compile-pool-0 (tests.test_loading.test_the_solution_process_names_the_threads_it_left_running."
+        "<locals>.library_pool_worker)"]

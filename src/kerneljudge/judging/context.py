@@ -134,9 +134,26 @@ class Context:
         reported = reply.get("flags")
         if isinstance(reported, list):
             self.flags.update(f for f in reported if f in CHILD_FLAGS)
+            if "thread_alive" in reported and header.get("cmd") != "threads":
+                self._describe_threads()
         if reply.get("status") != "ok":
             raise error_outcome(reply, self.child.output.text())
         return reply
+
+    def _describe_threads(self) -> None:
+        """Once: the flag note says which threads the solution's process left running (their names and targets,
+        as that process reports them: for a human to judge, never for the verdict)."""
+        notes = self.info.setdefault("flag_notes", {})
+        if "thread_alive" in notes:
+            return
+        notes["thread_alive"] = "threads left running in the solution's process: (not described)"
+        try:
+            threads = self.request({"cmd": "threads"}).get("threads")
+        except Outcome:
+            return
+        if isinstance(threads, list):
+            named = ", ".join(str(t)[:120] for t in threads[:5])
+            notes["thread_alive"] = f"threads left running in the solution's process: {named}"[:600]
 
     def expect(self, preset: dict[str, Any], seeds: list[int]) -> dict[str, Any] | None:
         """The reference process computes and keeps the outputs for these seeds (indices 0..n-1). Returns None,

@@ -56,9 +56,23 @@ def _integrity_flags() -> list[str]:
         flags.append("timer_tampered")
     if worker.global_flags() != S.flags_at_start:
         flags.append("global_flags_changed")
-    if any(t.is_alive() and t.ident not in S.threads_at_start for t in threading.enumerate()):
+    if _new_threads():
         flags.append("thread_alive")
     return flags
+
+
+def _new_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.is_alive() and t.ident not in S.threads_at_start]
+
+
+def handle_threads(msg: dict[str, Any], fd: int) -> None:
+    """The threads started since the solution loaded and still running, by name and target (for the flag's note)."""
+    described = []
+    for thread in _new_threads():
+        target = getattr(thread, "_target", None) or type(thread).run
+        where = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
+        described.append(f"{thread.name} ({where})")
+    channel.send(fd, {"status": "ok", "threads": described, "flags": _integrity_flags()})
 
 
 def handle_box(msg: dict[str, Any], fd: int) -> None:
@@ -288,7 +302,8 @@ def handle_release_graph(msg: dict[str, Any], fd: int) -> None:
 def main() -> None:
     worker.serve({"box": handle_box, "load": handle_load, "init": handle_init, "call": handle_call,
                   "timed": handle_timed, "ship": handle_ship, "profile": handle_profile,
-                  "device_time": handle_device_time, "release_graph": handle_release_graph})
+                  "device_time": handle_device_time, "release_graph": handle_release_graph,
+                  "threads": handle_threads})
     # no interpreter teardown: in the narrowed box torch could not remove its IPC counter file and would
     # abort; the judge removes that file and this process's folders itself
     os._exit(0)
