@@ -85,3 +85,15 @@ def test_the_solution_process_names_the_threads_it_left_running(monkeypatch):
     assert reply["threads"] == [
         "compile-pool-0 (tests.test_loading.test_the_solution_process_names_the_threads_it_left_running."
         "<locals>.library_pool_worker)"]
+
+
+def test_library_shims_stop_tqdm_starting_its_monitor_thread(monkeypatch):
+    import threading
+
+    tqdm = pytest.importorskip("tqdm")
+    monkeypatch.setattr(tqdm.tqdm, "monitor_interval", 10)
+    monkeypatch.setattr(tqdm.tqdm, "monitor", None)
+    before = {t.ident for t in threading.enumerate()}
+    loading.library_shims()
+    tqdm.tqdm(total=3, disable=True)   # what torch.fx's interpreter makes whenever it runs a graph
+    assert [t.name for t in threading.enumerate() if t.ident not in before] == []

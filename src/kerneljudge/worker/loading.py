@@ -49,15 +49,24 @@ def load_module(path: str, overrides: dict[str, Any] | None = None, source: str 
 
 
 def library_shims() -> None:
-    """Names that kernel libraries still use and that newer numpy removed: numba-cuda 0.30 calls numpy.row_stack,
-    which numpy 2.5 dropped (it was an alias of numpy.vstack), so every Numba solution failed where both are
-    installed. Put back as the alias it was, before a solution is imported."""
+    """Settings kernel libraries need in a solution's process, made before the solution is imported.
+
+    numpy.row_stack: numba-cuda 0.30 calls it, numpy 2.5 dropped it (an alias of numpy.vstack), so every Numba
+    solution failed where both are installed; put back as the alias it was.
+    tqdm's monitor thread: torch.fx's interpreter makes a (disabled) tqdm bar whenever it runs a graph, which
+    Helion's compile does, and tqdm then starts a monitor thread that stays: every honest Helion solution was
+    flagged thread_alive. With tqdm.monitor_interval 0 tqdm starts none (it only refreshed stalled bars)."""
     try:
         import numpy
     except ImportError:
-        return
-    if not hasattr(numpy, "row_stack") and hasattr(numpy, "vstack"):
+        numpy = None
+    if numpy is not None and not hasattr(numpy, "row_stack") and hasattr(numpy, "vstack"):
         numpy.row_stack = numpy.vstack
+    try:
+        import tqdm
+    except ImportError:
+        return
+    tqdm.tqdm.monitor_interval = 0
 
 
 def make_init_inputs(problem: types.ModuleType, seed: int) -> list[Any]:
