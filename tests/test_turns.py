@@ -8,7 +8,7 @@ import time
 from .conftest import FIXTURES, wait_for
 
 from kerneljudge.judging.executors.local import JudgePool
-from kerneljudge.judging.turns import ADMITTED_PER_CHECK, DeviceTurns, Hold, checks_at_once
+from kerneljudge.judging.turns import DeviceTurns, Hold, checks_at_once
 from kerneljudge.core.problem import read_problem
 from kerneljudge.core.types import JudgeOptions
 
@@ -253,7 +253,7 @@ def test_admission_counts_memory_needs_within_the_budget():
     huge.join(5)
     assert not huge.is_alive() and turns.status()["admitted"] == 1
     turns.leave(500)
-    for _ in range(4 * ADMITTED_PER_CHECK):               # the count still limits small needs
+    for _ in range(4):                                     # the count still limits small needs
         turns.admit(4, need=1)
     one_more = _start(lambda: turns.admit(4, need=1))
     assert not wait_for(lambda: not one_more.is_alive(), 0.3, every=0.01)
@@ -299,3 +299,16 @@ def test_a_hold_admitted_with_limit_one_says_so_once():
     sole.check()
     sole.release()
     assert told == ["sole"]
+
+
+def test_admission_is_first_come_first_admitted():
+    turns = DeviceTurns(memory_bytes=100)          # a budget of 60 bytes
+    turns.admit(4, need=40)
+    large = _start(lambda: turns.admit(4, need=50))  # waits for room
+    assert not wait_for(lambda: not large.is_alive(), 0.2, every=0.01)
+    small = _start(lambda: turns.admit(4, need=10))  # would fit now, but the large one asked first
+    assert not wait_for(lambda: not small.is_alive(), 0.3, every=0.01)
+    turns.leave(40)
+    large.join(5)
+    small.join(5)
+    assert not large.is_alive() and not small.is_alive() and turns.status()["reserved_bytes"] == 60

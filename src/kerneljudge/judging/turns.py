@@ -8,8 +8,9 @@ until it ends. A timing phase that waits stops new checks from starting, so timi
 stream of checks. Since a judgement keeps its inputs, outputs and the reference's kept outputs on the device
 between its turns, at most the same limit of judgements are admitted to the device at once (`Hold`), and,
 where the device's memory is known, only as many as their problems' memory needs fit in (`need` bytes each;
-the first is always admitted). A judgement admitted with limit 1 has the device's memory to itself: no other is
-admitted beside it, and none is admitted while it waits.
+the first is always admitted). Judgements are admitted in the order they asked, so a large need is never passed
+over for ever by small ones. A judgement admitted with limit 1 has the device's memory to itself: no other is
+admitted beside it.
 
     turns = DeviceTurns()
     with turns.shared(limit=4):   # reference outputs, trials: up to four solutions at once
@@ -20,6 +21,7 @@ admitted beside it, and none is admitted while it waits.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 import time
@@ -36,9 +38,8 @@ SHARED_OUTPUT_BYTES = 1 << 30
 # processes' own. At 0.7, with twice as many admitted as checked, upstream's sweep still ran out of memory
 # (docs/evidence/2026-12-04-h200-scale-backends.md).
 ADMITTED_MEMORY_SHARE = 0.6
-# Where memory is budgeted, judgements admitted per check allowed at once. 2 gained no wall time on the H200
-# and filled the memory more (cuDNN then picks other algorithms in one process than in the other): 1.
-ADMITTED_PER_CHECK = 1
+# At most as many judgements are admitted as are checked at once: admitting twice as many gained no wall time on
+# the H200 and filled the memory more (cuDNN then picked other algorithms in one process than in the other).
 
 
 def checks_at_once(options: Any, device: str) -> int:
@@ -61,23 +62,26 @@ class DeviceTurns:
         self._admitted = 0          # judgements with state on the device (Hold: from first turn to release)
         self._reserved = 0          # the admitted judgements' memory needs, in bytes
         self._sole = False          # a judgement admitted with limit 1 holds the device's memory alone
-        self._waiting_sole = 0      # judgements waiting to be admitted alone
+        self._queue: collections.deque[int] = collections.deque()   # tickets of the judgements waiting, in order
+        self._tickets = 0
         self.budget = int(memory_bytes * ADMITTED_MEMORY_SHARE)   # 0: the device's memory is not known
 
     def admit(self, limit: int, need: int = 0) -> None:
-        """Wait until fewer than `limit` judgements (ADMITTED_PER_CHECK times as many where memory is budgeted)
-        have state on the device (their inputs, outputs and the reference's kept outputs stay there between their
-        turns) and `need` more bytes fit in the budget, then count one more. With limit 1: wait until no one else
-        is admitted, and keep everyone else out."""
+        """Wait for this judgement's turn in order of asking (first come, first admitted: a large need is never
+        passed over for ever by small ones), until fewer than `limit` judgements have state on the device (their
+        inputs, outputs and the reference's kept outputs stay there between their turns) and `need` more bytes
+        fit in the budget; then count one more. With limit 1: until no one else is admitted, and keep everyone
+        else out."""
         sole = max(1, limit) == 1
         with self._cond:
-            if sole:
-                self._waiting_sole += 1
+            self._tickets += 1
+            ticket = self._tickets
+            self._queue.append(ticket)
             try:
-                self._cond.wait_for(lambda: self._admissible(limit, need, sole))
+                self._cond.wait_for(lambda: self._queue[0] == ticket and self._admissible(limit, need, sole))
             finally:
-                if sole:
-                    self._waiting_sole -= 1
+                self._queue.remove(ticket)
+                self._cond.notify_all()   # the next in line may fit now
             self._admitted += 1
             self._reserved += max(0, need)
             self._sole = sole
@@ -87,8 +91,7 @@ class DeviceTurns:
             return False
         if sole:
             return self._admitted == 0
-        admitted_limit = max(1, limit) * (ADMITTED_PER_CHECK if self.budget else 1)
-        if self._waiting_sole or self._admitted >= admitted_limit:
+        if self._admitted >= max(1, limit):
             return False
         return self._admitted == 0 or not self.budget or self._reserved + need <= self.budget
 
