@@ -5,7 +5,7 @@
                                                       # label where a fixture has one; a fixture whose library
                                                       # (# needs: cuda,cupy) does not import is listed as skipped
     python scripts/gpu_report.py examples --out DIR   # the main job on the GPU
-    python scripts/gpu_report.py bench --out DIR [--count 12] [--triton 0]
+    python scripts/gpu_report.py bench --out DIR [--count 12] [--triton 0] [--form cuda|cupy|cuda_core]
                                                       # batch speed: N distinct CUDA solutions (+ Triton
                                                       # ones), cold build cache
 
@@ -167,23 +167,44 @@ SUITE = problems_root()
 SIZE_CONSTANTS = (r"(constexpr int kRowThreads = )(\d+)", r"(\b(?:block_size|threads|kThreads|BLOCK_SIZE)\s*=\s*)(\d+)")
 
 
-def cuda_sources() -> list[tuple[Path, Path]]:
-    """(problem, solution) of every honest CUDA solution here: the bundled examples' and those written for
-    suite problems in the style of published KernelBench solutions (benchmarks/solutions/*/*__cuda.py)."""
+def example_sources(backend: str) -> list[tuple[Path, Path]]:
+    """(problem, solution) of the bundled examples' honest solutions in one backend."""
     from kerneljudge.core.mapping import find_problems, pair_solutions
 
     pairs, _ = pair_solutions(EXAMPLES / "solutions", find_problems(EXAMPLES / "problems"))
-    out = [(Path(p.path), s) for p, s in pairs if detect_backend(s.read_text()) == "cuda" and "wrong" not in s.name]
-    for sol in sorted(BENCHMARK_SOLUTIONS.glob("level*/*__cuda.py")):
+    return [(Path(p.path), s) for p, s in pairs if detect_backend(s.read_text()) == backend and "wrong" not in s.name]
+
+
+def cuda_sources(examples_only: bool = False) -> list[tuple[Path, Path]]:
+    """(problem, solution) of every honest CUDA solution here: the bundled examples' and those written for
+    suite problems in the style of published KernelBench solutions (benchmarks/solutions/*/*__cuda.py)."""
+    out = example_sources("cuda")
+    for sol in [] if examples_only else sorted(BENCHMARK_SOLUTIONS.glob("level*/*__cuda.py")):
         out.append((SUITE / sol.parent.name / f"{sol.name.split('__')[0]}.py", sol))
     return out
 
 
-def distinct_cuda_solutions(count: int, folder: Path) -> list[tuple[Path, Path]]:
+def distinct_nvrtc_solutions(backend: str, count: int, folder: Path) -> list[tuple[Path, Path]]:
+    """`count` CuPy or cuda.core solutions (the bundled examples', in turn), each with a comment naming its variant.
+    Each compiles its kernels cold anyway: NVRTC keeps nothing on disk for cuda.core, and CuPy's kernel cache is in
+    the solution's own scratch folder."""
+    sources = example_sources(backend)
+    if not sources:
+        raise SystemExit(f"no bundled example solution in {backend}")
+    out = []
+    for variant in range(count):
+        problem, sol = sources[variant % len(sources)]
+        path = folder / f"{problem.stem}__bench{variant}.py"
+        path.write_text(sol.read_text() + f"\n# benchmark variant {variant}\n")
+        out.append((problem, path))
+    return out
+
+
+def distinct_cuda_solutions(count: int, folder: Path, examples_only: bool = False) -> list[tuple[Path, Path]]:
     """`count` CUDA solutions with distinct sources: each honest one, then generated variants of them (another
     block size where the source has one constant for it, and a comment naming the variant, so every one is a
     full build of its own: build folders are keyed by a hash of the source)."""
-    sources = cuda_sources()
+    sources = cuda_sources(examples_only)
     out = []
     for variant in range(count):
         problem, sol = sources[variant % len(sources)]
@@ -249,7 +270,11 @@ def build_table(verdicts: list[dict]) -> str:
 def cmd_bench(args) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="kj-bench-"))
     cache = tmp / "cache"  # cold: every build is a real build
-    pairs = distinct_cuda_solutions(args.count, tmp) + triton_solutions(args.triton)
+    if args.form == "cuda":
+        pairs = distinct_cuda_solutions(args.count, tmp, args.examples_only)
+    else:
+        pairs = distinct_nvrtc_solutions(args.form, args.count, tmp)
+    pairs += triton_solutions(args.triton)
     jobs = [Job(read_problem(p), s) for p, s in pairs]
     options = JudgeOptions(device="cuda", cache_dir=str(cache))
     started = time.monotonic()
@@ -278,8 +303,10 @@ def cmd_bench(args) -> None:
                             for k in sorted({v["verdict"] for v in verdicts})},
                "median_build_s": sorted(builds)[len(builds) // 2] if builds else None,
                "timeline": completion_timeline(finished, wall), "builds": build_table(verdicts).strip()}
-    md = header_md("Batch judging speed: distinct CUDA load_inline solutions, cold build cache", info)
-    md += (f"{len(jobs)} solutions ({n_cuda} CUDA load_inline builds, {len(jobs) - n_cuda} Triton) judged end to end "
+    form = {"cuda": "CUDA load_inline", "cupy": "CuPy (NVRTC)", "cuda_core": "cuda.core (NVRTC)"}[args.form]
+    summary["form"] = args.form
+    md = header_md(f"Batch judging speed: distinct {form} solutions, cold build cache", info)
+    md += (f"{len(jobs)} solutions ({n_cuda} {form}, {len(jobs) - n_cuda} Triton) judged end to end "
            f"(build, correctness trials, timing of reference and solution, held-out shapes) from a cold build "
            f"cache in {wall:.1f} s: **{per_hour:.0f} solutions an hour**; {summary['correct']} correct "
            f"({summary['verdicts']}).\n\n"
@@ -297,6 +324,12 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--count", type=int, default=12, help="bench: distinct CUDA solutions (default 12)")
     parser.add_argument("--triton", type=int, default=0, help="bench: Triton solutions added to the batch")
+    parser.add_argument("--form", choices=("cuda", "cupy", "cuda_core"), default="cuda",
+                        help="bench: CUDA kernels through load_inline (default), or compiled by NVRTC through CuPy or "
+                             "cuda.core (the bundled examples' solutions in that form)")
+    parser.add_argument("--examples-only", action="store_true",
+                        help="bench --form cuda: only the bundled examples' CUDA solutions (the problems the CuPy and "
+                             "cuda.core examples solve)")
     parser.add_argument("--cache", default=None)
     parser.add_argument("--match", action="append", default=None, metavar="GLOB",
                         help="fixtures: only those whose file name matches (fnmatch; repeat for several)")
