@@ -13,7 +13,8 @@ from kerneljudge.core.paths import prompts_root
 from kerneljudge.core.types import BACKENDS, Verdict
 from kerneljudge.generate.backend_errors import KINDS, classify_error
 from kerneljudge.generate.bench_parts import BenchError
-from kerneljudge.generate.bench_settings import CPU_BACKENDS, BenchSettings, choose_backend
+from kerneljudge.core.types import CPU_BACKENDS
+from kerneljudge.generate.bench_settings import BenchSettings, choose_backend
 from kerneljudge.generate.extract import extract_solution
 from kerneljudge.generate.feedback import bound_excerpt, feedback_from_verdict, feedback_no_code, render_feedback
 from kerneljudge.generate.messages import BACKEND_NAMES, build_messages, build_refinement_messages

@@ -14,6 +14,7 @@ PROBLEM_OUTCOMES = ("degenerate_reference", "reference_failed")
 PRECISIONS = ("fp32", "fp16", "bf16")
 # The forms a solution's own kernels take (docs/architecture.md, "Adding a backend").
 BACKENDS = ("cuda", "triton", "cpp", "cupy", "cuda_core", "numba", "helion", "cute")
+CPU_BACKENDS = ("triton", "cpp")   # those the judge runs without a GPU (Triton through its interpreter)
 POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")
 CONTRACTS = ("tf32", "fp32", "kernelbench")   # numerics contracts: docs/numerics.md

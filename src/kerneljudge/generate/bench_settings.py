@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kerneljudge.core.problem import Problem
-from kerneljudge.core.types import BACKENDS, JudgeOptions
+from kerneljudge.core.types import BACKENDS, CPU_BACKENDS, JudgeOptions
 from kerneljudge.generate.bench_parts import BenchError
 from kerneljudge.generate.runfolder import FORMAT, now, safe_url
 
-CPU_BACKENDS = ("triton", "cpp")   # backends the judge can run without a GPU (Triton through its interpreter)
 IDENTITY = ("model", "backend", "shots", "temperature", "max_tokens", "seed", "precision", "policy", "device",
             "hardware")             # settings a resumed run must share with the run folder
 

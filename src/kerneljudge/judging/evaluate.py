@@ -23,7 +23,7 @@ from kerneljudge.analysis import analyze, detect_backend
 from kerneljudge.analysis import kernels
 from kerneljudge.core.problem import Problem
 from kerneljudge.shapes.plan import ShapePlan
-from kerneljudge.core.types import BLOCKING_FLAGS, JudgeOptions, Verdict
+from kerneljudge.core.types import BACKENDS, BLOCKING_FLAGS, CPU_BACKENDS, JudgeOptions, Verdict
 from kerneljudge.judging import shapes, turns
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
@@ -192,5 +192,6 @@ def _static_gate(findings: list, backend: str, device: str, options: JudgeOption
         codes = tuple(sorted({f"policy:{f.code}" for f in blocking}))
         raise Outcome("rejected", first.message
                       + (f" and {len(blocking) - 1} more finding(s)" if len(blocking) > 1 else ""), codes)
-    if backend == "cuda" and device != "cuda":
-        raise Outcome("build_error", "this is a CUDA solution and the judge runs on the CPU (no CUDA device)")
+    if backend in BACKENDS and backend not in CPU_BACKENDS and device != "cuda":
+        name = "a CUDA" if backend == "cuda" else f"a {backend}"
+        raise Outcome("build_error", f"this is {name} solution and the judge runs on the CPU (no CUDA device)")
