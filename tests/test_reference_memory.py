@@ -22,7 +22,7 @@ class Model(nn.Module):
         super().__init__()
         self.linear = nn.Linear(features, features)
 
-    def forward(self, x):
+    def forward(self, x, extra):
         return self.linear(x)
 
 
@@ -40,10 +40,11 @@ def test_estimate_counts_weights_and_meta_inputs_at_the_run_precision(tmp_path):
     path.write_text(PROBLEM)
     problem = loading.load_module(str(path))
     model = problem.Model(64)
-    found = reference_memory.estimate(problem, model, "fp32")
-    assert found == {"model_bytes": (64 * 64 + 64) * 4, "input_bytes": (256 * 64 + 8) * 4}
+    found = reference_memory.estimate(problem, model, "fp32", [64])
+    assert found == {"model_bytes": (64 * 64 + 64) * 4, "input_bytes": (256 * 64 + 8) * 4,
+                     "activation_bytes": 256 * 64 * 4}   # the linear layer's output
     # top-level tensors take the run precision (make_inputs), nested ones keep theirs
-    assert reference_memory.estimate(problem, model, "bf16")["input_bytes"] == 256 * 64 * 2 + 8 * 4
+    assert reference_memory.estimate(problem, model, "bf16", [64])["input_bytes"] == 256 * 64 * 2 + 8 * 4
 
 
 def test_inputs_that_cannot_be_made_on_meta_count_nothing(tmp_path):
@@ -51,6 +52,37 @@ def test_inputs_that_cannot_be_made_on_meta_count_nothing(tmp_path):
     path.write_text(PROBLEM.replace("return [torch.rand(N, 64), [torch.rand(8)]]",
                                     "return [torch.rand(N, 64).numpy()]"))
     assert reference_memory.input_bytes(loading.load_module(str(path)), "fp32") == 0
+
+
+def test_the_largest_tensor_the_forward_makes_is_found_on_the_meta_device(tmp_path):
+    path = tmp_path / "p.py"
+    path.write_text("""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(channels, channels, 4, stride=4)
+
+    def forward(self, x):
+        return torch.relu(self.up(x)).mean()
+
+
+def get_inputs():
+    return [torch.rand(2, 8, 16, 16)]
+
+
+def get_init_inputs():
+    return [8]
+""")
+    problem = loading.load_module(str(path))
+    assert reference_memory.input_bytes(problem, "fp32") == 2 * 8 * 16 * 16 * 4
+    assert reference_memory.largest_activation_bytes(problem, [8], "fp32") == 2 * 8 * 64 * 64 * 4   # 16x its input
+    broken = loading.load_module(str(path))
+    broken.Model = lambda channels: (_ for _ in ()).throw(RuntimeError("no meta kernel"))
+    assert reference_memory.largest_activation_bytes(broken, [8], "fp32") == 0
 
 
 def test_park_moves_models_to_the_host_and_drops_the_oldest_beyond_the_limit(monkeypatch):
@@ -68,6 +100,8 @@ def test_device_need_prefers_the_measured_peak_over_the_estimate():
     assert service.device_need("p.py") is None
     service._note_memory("p.py", {"model_bytes": 100, "input_bytes": 10})
     assert service.device_need("p.py") == 2 * 100 + INPUTS_PER_JUDGEMENT * 10
+    service._note_memory("p.py", {"activation_bytes": 40})   # a tensor of the forward larger than the inputs
+    assert service.device_need("p.py") == 2 * 100 + INPUTS_PER_JUDGEMENT * 40
     service._note_memory("p.py", {"peak_bytes": 1000})
     service._note_memory("p.py", {"peak_bytes": 400})      # a smaller held-out shape: the largest stays
     assert service.device_need("p.py") == 2000

@@ -133,8 +133,11 @@ class ReferenceService:
         known = self.memory.get(problem_path, {})
         if known.get("peak_bytes"):
             return 2 * known["peak_bytes"]
-        if known.get("model_bytes") or known.get("input_bytes"):
-            return 2 * known.get("model_bytes", 0) + INPUTS_PER_JUDGEMENT * known.get("input_bytes", 0)
+        # a tensor the forward makes may be larger than its inputs (a transposed convolution's output): the
+        # inputs' worth counts the larger of the two
+        data = max(known.get("input_bytes", 0), known.get("activation_bytes", 0))
+        if known.get("model_bytes") or data:
+            return 2 * known.get("model_bytes", 0) + INPUTS_PER_JUDGEMENT * data
         return None
 
     def park(self, wait: bool = True) -> None:

@@ -165,7 +165,7 @@ def handle_prepare(msg: dict[str, Any], fd: int) -> None:
                 while len(_prepared) >= _limits["models"]:
                     _prepared.pop(next(iter(_prepared)))
                 _prepared[key] = (problem, _build(msg, problem, init_inputs, "cpu"))
-                memory = reference_memory.estimate(problem, _prepared[key][1], msg["precision"])
+                memory = reference_memory.estimate(problem, _prepared[key][1], msg["precision"], init_inputs)
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return

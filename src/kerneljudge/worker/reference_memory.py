@@ -1,8 +1,9 @@
 """How much device memory a reference process's problems take, and giving it back between judgements.
 
 The orchestrator admits judgements to a device by the memory their problems need (judging/turns.py). It
-learns a problem's need here: an estimate when the model is prepared on the CPU (its weights plus its inputs,
-made on the meta device, which costs nothing), then the peak the reference's own expect measured on the device.
+learns a problem's need here: an estimate when the model is prepared on the CPU (its weights, its inputs and the
+largest tensor its forward makes, found on the meta device, which costs nothing), then the peak the reference's
+own expect measured on the device.
 Between judgements a reference process parks its models in host memory, so that the problems it is not
 serving now hold no device memory another process may need.
 """
@@ -13,6 +14,7 @@ from collections import OrderedDict
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from kerneljudge.worker import loading
 
@@ -43,9 +45,39 @@ def input_bytes(problem: Any, precision: str) -> int:
     return tensor_bytes(inputs)
 
 
-def estimate(problem: Any, model: torch.nn.Module, precision: str) -> dict[str, int]:
+class _LargestOutput(TorchDispatchMode):
+    """Remembers the largest output any op made while it was entered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        self.largest = max(self.largest, tensor_bytes(out))
+        return out
+
+
+def largest_activation_bytes(problem: Any, init_inputs: list[Any], precision: str) -> int:
+    """Bytes of the largest tensor one op of the forward makes, found by running it on the meta device (no memory,
+    shapes only): a convolution's output may be many times its input. 0 where the model cannot run there."""
+    try:
+        with torch.device("meta"):
+            model = problem.Model(*init_inputs)
+        if precision != "fp32":
+            model = model.to(loading.DTYPES[precision])
+        inputs = loading.make_inputs(problem, 0, "meta", precision)
+        with torch.no_grad(), _LargestOutput() as seen:
+            model(*inputs)
+        return seen.largest
+    except Exception:
+        return 0
+
+
+def estimate(problem: Any, model: torch.nn.Module, precision: str, init_inputs: list[Any]) -> dict[str, int]:
     """What a prepared (CPU-built) model tells of its device memory before it has run there."""
-    return {"model_bytes": model_bytes(model), "input_bytes": input_bytes(problem, precision)}
+    return {"model_bytes": model_bytes(model), "input_bytes": input_bytes(problem, precision),
+            "activation_bytes": largest_activation_bytes(problem, init_inputs, precision)}
 
 
 def start_peak(device: str) -> None:
