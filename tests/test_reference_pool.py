@@ -131,7 +131,6 @@ def test_shrink_closes_idle_processes_but_the_kept_and_the_general_one():
     pool.release(general)
     assert pool.shrink(keep=d) == 1                    # c: idle; b: busy; d: kept; general: never
     assert c.closed and not b.closed and not d.closed and not general.closed
-    assert general.parked == 1 and b.parked == 0       # the idle general process gives its device memory back
     assert pool.acquire("c") is not c                  # a new process for c next time
 
 

@@ -154,18 +154,15 @@ class ReferencePool:
         return service
 
     def shrink(self, keep: ReferenceService) -> int:
-        """Close every idle process but `keep` and the general one (their models and cached memory go with them),
-        and park the general one's models if it is idle: before a reference that ran out of device memory is
-        tried again alone. Returns how many were closed."""
+        """Close every idle process but `keep` and the general one (their models and cached memory go with them):
+        before a reference that ran out of device memory is tried again alone (where park_others then parks the
+        rest). Returns how many were closed."""
         with self._cond:
             idle = [k for k, s in self._by_problem.items()
                     if s is not keep and s is not self.general and not self._users.get(id(s))]
             closing = [self._by_problem.pop(k) for k in idle]
-            park_general = self.general is not keep and not self._users.get(id(self.general))
         for service in closing:
             service.close()
-        if park_general:
-            self.general.park()
         return len(closing)
 
     def park_others(self, keep: ReferenceService) -> None:

@@ -82,27 +82,28 @@ def _arch_list(device: str) -> str:
         return ""
     if os.environ.get("TORCH_CUDA_ARCH_LIST"):
         return os.environ["TORCH_CUDA_ARCH_LIST"]
-    try:
-        done = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30)
-        caps = sorted({line.strip() for line in done.stdout.splitlines() if line.strip()})
-        return ";".join(caps)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
+    return ";".join(sorted(set(_query_gpus("compute_cap"))))
 
 
 def _device_memory(device: str, index: int) -> int:
-    """The slot's GPU memory in bytes, from nvidia-smi (no CUDA context here); 0 where it cannot be read (then
-    judgements are admitted by count alone)."""
+    """The slot's GPU memory in bytes (no CUDA context here); 0 where it cannot be read (then judgements are
+    admitted by count alone)."""
     if device != "cuda":
         return 0
-    gpu = _device_env(device, index)["CUDA_VISIBLE_DEVICES"]
     try:
-        done = subprocess.run(["nvidia-smi", f"--id={gpu}", "--query-gpu=memory.total",
-                               "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
-        return int(float(done.stdout.strip().splitlines()[0])) << 20   # MiB
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return int(float(_query_gpus("memory.total", _device_env(device, index)["CUDA_VISIBLE_DEVICES"])[0])) << 20
+    except (ValueError, IndexError):   # MiB, where nvidia-smi answered
         return 0
+
+
+def _query_gpus(field: str, gpu: str = "") -> list[str]:
+    """One nvidia-smi field per GPU (of one GPU, by index or UUID), without units; none where it cannot run."""
+    try:
+        done = subprocess.run(["nvidia-smi", *([f"--id={gpu}"] if gpu else []), f"--query-gpu={field}",
+                               "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
 
 
 def _device_env(device: str, index: int) -> dict[str, str]:

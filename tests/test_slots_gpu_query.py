@@ -1,0 +1,32 @@
+"""What a slot reads of its GPU from nvidia-smi (judging/slots.py), against a stand-in nvidia-smi on PATH."""
+
+from __future__ import annotations
+
+import os
+
+from kerneljudge.judging import slots
+
+FAKE = """#!/bin/sh
+case "$*" in
+  *compute_cap*) printf '9.0\\n9.0\\n';;
+  *--id=1*memory.total*) printf '143771\\n';;
+esac
+"""
+
+
+def test_architecture_and_memory_come_from_nvidia_smi(tmp_path, monkeypatch):
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert slots._arch_list("cuda") == "9.0"
+    assert slots._device_memory("cuda", 1) == 143771 << 20    # the second visible GPU, asked by its id
+    assert slots._device_memory("cuda", 0) == 0               # no answer: admitted by count alone
+    assert slots._device_memory("cpu", 0) == 0 and slots._arch_list("cpu") == ""
+
+
+def test_no_nvidia_smi_reads_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert slots._query_gpus("memory.total") == []
