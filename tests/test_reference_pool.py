@@ -120,7 +120,7 @@ def test_a_pool_judges_two_problems_in_two_reference_processes(cache_dir, monkey
     assert len(services) == 2 and len(seeds) == 2
 
 
-def test_shrink_closes_idle_processes_but_the_kept_and_the_general_one():
+def test_close_idle_closes_idle_processes_but_the_kept_and_the_general_one():
     pool = ReferencePool(FakeService, limit=4)
     general = pool.acquire("a")
     b = pool.acquire("b")
@@ -129,7 +129,8 @@ def test_shrink_closes_idle_processes_but_the_kept_and_the_general_one():
     d = pool.acquire("d")
     pool.release(d)
     pool.release(general)
-    assert pool.shrink(keep=d) == 1                    # c: idle; b: busy; d: kept; general: never
+    assert pool.users(b) == 1 and pool.users(c) == 0
+    assert pool.close_idle(keep=d) == 1                # c: idle; b: busy; d: kept; general: never
     assert c.closed and not b.closed and not d.closed and not general.closed
     assert pool.acquire("c") is not c                  # a new process for c next time
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kerneljudge.judging import slots
+from kerneljudge.judging import device_memory, slots
 
 FAKE = """#!/bin/sh
 case "$*" in
@@ -22,11 +22,11 @@ def test_architecture_and_memory_come_from_nvidia_smi(tmp_path, monkeypatch):
     monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     assert slots._arch_list("cuda") == "9.0"
-    assert slots._device_memory("cuda", 1) == 143771 << 20    # the second visible GPU, asked by its id
-    assert slots._device_memory("cuda", 0) == 0               # no answer: admitted by count alone
-    assert slots._device_memory("cpu", 0) == 0 and slots._arch_list("cpu") == ""
+    assert slots.device_memory_total("1") == 143771 << 20    # the second visible GPU, asked by its id
+    assert slots.device_memory_total("0") == 0               # no answer: admitted by count alone
+    assert slots._arch_list("cpu") == ""
 
 
 def test_no_nvidia_smi_reads_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert slots._query_gpus("memory.total") == []
+    assert device_memory.query_gpus("memory.total") == []

@@ -8,6 +8,7 @@ import time
 from .conftest import FIXTURES, wait_for
 
 from kerneljudge.judging.executors.local import JudgePool
+from kerneljudge.judging.device_memory import CONTEXT_BYTES, DeviceMemory
 from kerneljudge.judging.turns import DeviceTurns, Hold, checks_at_once
 from kerneljudge.core.problem import read_problem
 from kerneljudge.core.types import JudgeOptions
@@ -280,9 +281,9 @@ def test_a_judgement_admitted_with_limit_one_has_the_memory_to_itself():
 def test_a_hold_of_unknown_need_takes_an_even_share_of_the_budget():
     turns = DeviceTurns(memory_bytes=1000)
     hold = Hold(turns, 4, lambda s: None, need=None)
-    assert hold.need == turns.budget // 4
+    assert hold.need == turns.budget // 4 + CONTEXT_BYTES   # and the solution's CUDA context
     hold.check()
-    assert turns.status()["reserved_bytes"] == turns.budget // 4
+    assert turns.status()["reserved_bytes"] == hold.need
     hold.release()
     assert turns.status()["reserved_bytes"] == 0
 
@@ -312,3 +313,50 @@ def test_admission_is_first_come_first_admitted():
     large.join(5)
     small.join(5)
     assert not large.is_alive() and not small.is_alive() and turns.status()["reserved_bytes"] == 60
+
+
+def test_admission_against_the_cards_own_account():
+    # a 100 GiB card (5 GiB margin); the card's use is whatever the stand-in reading says
+    gib = 1 << 30
+    use = {"now": 10 * gib}
+    memory = DeviceMemory(100 * gib, lambda: use["now"])
+    memory.used = lambda fresh=False: use["now"]     # no caching in the test
+    asked = []
+    turns = DeviceTurns(memory=memory, reclaim=lambda: asked.append(1))
+    turns.admit(4, need=50 * gib)            # the first always; 10 GiB in use outside it, measured now
+    use["now"] = 30 * gib                     # it has allocated part of its need
+    turns.admit(4, need=30 * gib)            # 50 + 30 <= 95 - max(10, 30 - 50)
+    late = _start(lambda: turns.admit(4, need=10 * gib))   # 90 + 10 > 95 - 10: waits
+    assert not wait_for(lambda: not late.is_alive(), 0.3, every=0.01)
+    assert wait_for(lambda: asked, 2, every=0.01)           # and asks for idle processes to be closed
+    turns.leave(30 * gib)
+    late.join(5)
+    assert not late.is_alive()
+    turns.leave(50 * gib)
+    turns.leave(10 * gib)
+    # another process (not a judgement) took 80 GiB while nobody was admitted: measured at the next admission
+    use["now"] = 80 * gib
+    turns.admit(4, need=1 * gib)
+    blocked = _start(lambda: turns.admit(4, need=20 * gib))   # 1 + 20 > 95 - 80
+    assert not wait_for(lambda: not blocked.is_alive(), 0.3, every=0.01)
+    use["now"] = 20 * gib                     # it went away: no more than all in use now is outside
+    blocked.join(5)
+    assert not blocked.is_alive() and turns.status()["admitted"] == 2
+
+
+def test_a_device_memory_limit_shrinks_the_account():
+    memory = DeviceMemory(80 << 30, lambda: 0, limit_bytes=24 << 30)
+    assert memory.limit == 24 << 30 and memory.capacity == (24 << 30) - int((24 << 30) * 0.05)
+    assert memory.describe(3 << 30)["device_free_bytes"] == 77 << 30
+
+
+def test_failures_that_can_come_from_a_full_device_are_memory_failures():
+    from kerneljudge.judging.evaluate import is_memory_failure
+
+    for text in ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB",
+                 "RuntimeError: CUDA error: out of memory", "CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate",
+                 "cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+                 "CUDA error: CUDA-capable device(s) is/are busy or unavailable"):
+        assert is_memory_failure(text), text
+    for text in ("CUDA error: an illegal memory access was encountered", "shape mismatch", ""):
+        assert not is_memory_failure(text), text

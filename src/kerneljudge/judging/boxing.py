@@ -5,9 +5,8 @@ its rules to paths that exist when it is applied): a scratch folder (its working
 and every JIT cache) and an output-exchange folder in shared memory. The process is started through the
 box's launcher with an allow-list that lets it write only those two folders and the device files, and read
 the system, Python and its packages, the problem file and its own solution file: not the judge's cache,
-run logs, other solutions' folders or the home folder. Where CUDA IPC is wanted the box starts one notch
-wider (torch writes its IPC reference counter in /dev/shm once) and the worker narrows it before the
-solution is loaded.
+run logs, other solutions' folders or the home folder. The box is the same from the start to the end: CUDA IPC
+needs no file in /dev/shm (worker/cuda_driver.py), so no wider first box is needed.
 
 Where a layer is missing on this machine (probe()), solutions still run with what is there, every verdict
 carries the flag `unsandboxed` and the verdict's `sandbox` names what is missing; `--require-sandbox`
@@ -22,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kerneljudge.sandbox import launch, probing
@@ -56,7 +55,6 @@ class SolutionBox:
     env: dict[str, str]
     spec: dict[str, Any] | None   # the launcher's spec (sandbox/launch.make_spec); None: no layer to set up
     report: probing.SandboxReport
-    ipc_counters: set[str] = field(default_factory=set)
 
     def wrap(self, module: str, args: list[str]) -> list[str]:
         """The cold command line: the box's launcher when there is a box, else a plain interpreter."""
@@ -73,29 +71,14 @@ class SolutionBox:
             found["process"] = reported
         return found
 
-    def remember_ipc(self, metas: Any) -> None:
-        """torch's IPC reference-counter files a solution's exports created in /dev/shm, removed at the end."""
-        for meta in metas if isinstance(metas, list) else []:
-            counter = meta.get("counter") if isinstance(meta, dict) else None
-            if isinstance(counter, str):
-                try:
-                    name = bytes.fromhex(counter).decode()
-                except ValueError:
-                    continue
-                if name.startswith("/") and "/" not in name[1:] and name[1:].startswith("torch_"):
-                    self.ipc_counters.add(os.path.join("/dev/shm", name[1:]))
-
     def remove(self) -> None:
-        """After the process is dead: its folders and counter files go."""
+        """After the process is dead: its folders go."""
         shutil.rmtree(self.scratch, ignore_errors=True)
         shutil.rmtree(self.exchange, ignore_errors=True)
-        for path in self.ipc_counters:
-            with contextlib.suppress(OSError):
-                os.remove(path)
 
 
 def make_box(report: probing.SandboxReport, base_env: dict[str, str], read: list[str], device: str,
-             ipc: bool, cache_template: str | None = None) -> SolutionBox:
+             cache_template: str | None = None) -> SolutionBox:
     """Folders, environment and launcher for one solution (`read`: its problem and solution files;
     `cache_template`: a trusted, pre-warmed JIT cache copied into its scratch, see triton_template)."""
     scratch = tempfile.mkdtemp(prefix="kj-box-")
@@ -106,11 +89,7 @@ def make_box(report: probing.SandboxReport, base_env: dict[str, str], read: list
     env = box_spec.boxed_env(base_env, scratch)
     spec = None
     if report.layers:
-        gpu = device == "cuda"
-        wider = ipc and gpu
-        box = box_spec.solution_box(scratch, exchange, extra_read=read, gpu=gpu, shm=wider)
-        narrow = box_spec.solution_box(scratch, exchange, extra_read=read, gpu=gpu) if wider else None
-        spec = launch.make_spec(box, then=narrow)
+        spec = launch.make_spec(box_spec.solution_box(scratch, exchange, extra_read=read, gpu=device == "cuda"))
     return SolutionBox(scratch, exchange, env, spec, report)
 
 

@@ -90,6 +90,11 @@ class ReferencePool:
             self._cond.notify_all()
             return left
 
+    def users(self, service: ReferenceService) -> int:
+        """How many judgements use the process now."""
+        with self._cond:
+            return self._users.get(id(service), 0)
+
     def park_when_idle(self, service: ReferenceService, turn: Callable[[], ContextManager[Any]]) -> None:
         """In the background, in a `turn` on the device: move the process's models to host memory if no judgement
         uses it by then (a model in use would only come back at once), so idle problems hold no device memory."""
@@ -153,10 +158,10 @@ class ReferencePool:
         self._users.setdefault(id(service), 0)
         return service
 
-    def shrink(self, keep: ReferenceService) -> int:
-        """Close every idle process but `keep` and the general one (their models and cached memory go with them):
-        before a reference that ran out of device memory is tried again alone (where park_others then parks the
-        rest). Returns how many were closed."""
+    def close_idle(self, keep: ReferenceService | None = None) -> int:
+        """Close every process that serves no judgement now, but `keep` and the general one (their contexts, models
+        and cached device memory go with them): while a judgement waits for device memory, and before a reference
+        that ran out of it is tried again alone (where park_others then parks the rest). Returns how many."""
         with self._cond:
             idle = [k for k, s in self._by_problem.items()
                     if s is not keep and s is not self.general and not self._users.get(id(s))]

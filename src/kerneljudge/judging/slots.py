@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
 from dataclasses import dataclass, field
+from typing import Callable
 
 from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.sandbox.probing import SandboxReport
 from kerneljudge.judging import boxing, cores, environment, turns, warm_start
+from kerneljudge.judging.device_memory import DeviceMemory, query_gpus, read_mib
 from kerneljudge.judging.build.store import Builder
 from kerneljudge.judging.reference import ReferenceService
 from kerneljudge.judging.reference_pool import ReferencePool
@@ -70,7 +71,7 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
             return ReferenceService(device, options.precision, options.threads, cache, env=slot_env, cores=timing,
                                     models_kept=turns.checks_at_once(options, device) + 1)
         reference = ReferencePool(service, references, layout.builds if layout.active else ())
-        slots.append(Slot(reference, env=slot_env, turns=DeviceTurns(_device_memory(device, i)),
+        slots.append(Slot(reference, env=slot_env, turns=device_turns(device, slot_env, options, reference.close_idle),
                           timing_cores=layout.timing[i], other_cores=layout.builds, builder=builder, box=report,
                           warm_start=warm))
     return slots
@@ -82,28 +83,26 @@ def _arch_list(device: str) -> str:
         return ""
     if os.environ.get("TORCH_CUDA_ARCH_LIST"):
         return os.environ["TORCH_CUDA_ARCH_LIST"]
-    return ";".join(sorted(set(_query_gpus("compute_cap"))))
+    return ";".join(sorted(set(query_gpus("compute_cap"))))
 
 
-def _device_memory(device: str, index: int) -> int:
-    """The slot's GPU memory in bytes (no CUDA context here); 0 where it cannot be read (then judgements are
-    admitted by count alone)."""
+def device_turns(device: str, env: dict[str, str], options: JudgeOptions,
+                 reclaim: Callable[[], None] | None = None) -> DeviceTurns:
+    """The turns of one device, admitting against the card's own memory account where nvidia-smi reads it
+    (`--device-memory` makes the account smaller than the card), by count alone on the CPU. While a judgement
+    waits for memory, the reference processes that serve no judgement are closed (their contexts and caches)."""
     if device != "cuda":
-        return 0
-    try:
-        return int(float(_query_gpus("memory.total", _device_env(device, index)["CUDA_VISIBLE_DEVICES"])[0])) << 20
-    except (ValueError, IndexError):   # MiB, where nvidia-smi answered
-        return 0
+        return DeviceTurns()
+    gpu = env.get("CUDA_VISIBLE_DEVICES", "0")
+    memory = DeviceMemory.of_gpu(gpu, options.device_memory)
+    if memory is None:   # no reading: the card's size (or the option) as a fixed budget, else count alone
+        return DeviceTurns(options.device_memory or device_memory_total(gpu))
+    return DeviceTurns(memory=memory, reclaim=reclaim)
 
 
-def _query_gpus(field: str, gpu: str = "") -> list[str]:
-    """One nvidia-smi field per GPU (of one GPU, by index or UUID), without units; none where it cannot run."""
-    try:
-        done = subprocess.run(["nvidia-smi", *([f"--id={gpu}"] if gpu else []), f"--query-gpu={field}",
-                               "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+def device_memory_total(gpu: str) -> int:
+    """The GPU's memory in bytes (no CUDA context here); 0 where it cannot be read."""
+    return read_mib("memory.total", gpu) or 0
 
 
 def _device_env(device: str, index: int) -> dict[str, str]:
@@ -112,3 +111,12 @@ def _device_env(device: str, index: int) -> dict[str, str]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = [d for d in visible.split(",") if d.strip()] if visible else None
     return {"CUDA_VISIBLE_DEVICES": ids[index] if ids else str(index)}
+
+
+def clear_device(slot: Slot, keep: ReferenceService) -> int | None:
+    """Make the device's memory one judgement's: close the reference processes that serve no judgement, park the
+    models of the others (but `keep`'s), and wait until the card's use stops falling. Called once no other judgement
+    is admitted. Returns the card's use then (None where it cannot be read)."""
+    slot.reference.close_idle(keep=keep)
+    slot.reference.park_others(keep)
+    return slot.turns.memory.settle() if slot.turns.memory else None

@@ -21,6 +21,7 @@ from kerneljudge.judging import boxing, correctness, cores, environment, timed, 
 from kerneljudge.judging.build.request import BuildRefused
 from kerneljudge.judging.child import Child
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
+from kerneljudge.judging import slots
 from kerneljudge.judging.slots import Slot
 
 TIMED_CHECKS_GPU = 3
@@ -40,9 +41,8 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         source = problem_text(problem)
     except ProblemError as exc:
         raise ProblemOutcome("reference_failed", str(exc)) from None
-    box = boxing.make_box(report, base_env, [solution_path], ctx.device, ctx.transport == "ipc", template)
+    box = boxing.make_box(report, base_env, [solution_path], ctx.device, template)
     ctx.exchange = box.exchange
-    ctx.on_outputs = box.remember_ipc
     ctx.on_build = lambda request, left: _build_extension(slot, box, request, left, ctx)
     if not report.complete:
         ctx.flags.add("unsandboxed")
@@ -68,7 +68,7 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
                           lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path),
-                          sole=lambda: slot.reference.park_others(ctx.reference))
+                          sole=lambda: _memory_to_itself(ctx, slot))
         try:
             hold.check()
             try:
@@ -82,6 +82,12 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         if ctx.child is not None:
             ctx.child.kill()  # nothing may still write into the box's folders while they are removed
         box.remove()
+
+
+def _memory_to_itself(ctx: Context, slot: Slot) -> None:
+    """Admitted with the device's memory to itself (a judgement tried again alone): nothing else of the judge holds
+    device memory beside it once the card's use has settled."""
+    slots.clear_device(slot, ctx.reference)
 
 
 def _pin_timed(ctx: Context, slot: Slot, alone: bool) -> None:
@@ -103,7 +109,7 @@ def _start_solution_process(ctx: Context, box: boxing.SolutionBox, slot: Slot) -
                           template=warm, spec=box.spec)
         cores.pin_tree(ctx.child.proc.pid, slot.other_cores if slot.timing_cores else ())
         try:
-            return ctx.request({"cmd": "box", "device": ctx.device, "ipc": ctx.transport == "ipc"})
+            return ctx.request({"cmd": "box"})
         except Outcome as out:
             if not ctx.child.warm:
                 raise

@@ -7,10 +7,11 @@ a limit the caller names), while a timing phase waits until the device is empty 
 until it ends. A timing phase that waits stops new checks from starting, so timing never starves behind a
 stream of checks. Since a judgement keeps its inputs, outputs and the reference's kept outputs on the device
 between its turns, at most the same limit of judgements are admitted to the device at once (`Hold`), and,
-where the device's memory is known, only as many as their problems' memory needs fit in (`need` bytes each;
-the first is always admitted). Judgements are admitted in the order they asked, so a large need is never passed
-over for ever by small ones. A judgement admitted with limit 1 has the device's memory to itself: no other is
-admitted beside it.
+where the device's memory can be read (judging/device_memory.py), only as many as their problems' memory needs fit
+in beside what the card reports in use by everything else (`need` bytes each; the first is always admitted).
+Only admitted judgements hold device memory: a solution's process creates its CUDA context at its first turn.
+Judgements are admitted in the order they asked, so a large need is never passed over for ever by small ones. A
+judgement admitted with limit 1 has the device's memory to itself: no other is admitted beside it.
 
     turns = DeviceTurns()
     with turns.shared(limit=4):   # reference outputs, trials: up to four solutions at once
@@ -27,17 +28,19 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
+from kerneljudge.judging import device_memory
+from kerneljudge.judging.device_memory import DeviceMemory
+
 
 CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the options say otherwise
 # A solution whose expected outputs are larger than this is checked alone: the reference process keeps a few
 # expected outputs of every solution it checks at once (three 1.25 GiB outputs for a KernelBench-sized
 # elementwise problem), besides the inputs and outputs each solution holds on the device meanwhile.
 SHARED_OUTPUT_BYTES = 1 << 30
-# Share of a device's memory the admitted judgements' needs may add up to: the rest is for the CUDA contexts of
-# the solution processes waiting for admission (about 0.6 GB each, 32 of them on the H200), and the reference
-# processes' own. At 0.7, with twice as many admitted as checked, upstream's sweep still ran out of memory
-# (docs/evidence/2026-12-04-h200-scale-backends.md).
+# Share of a device's memory the admitted judgements' needs may add up to where the card's use cannot be read
+# (then the rest is for the processes outside the admitted judgements: reference processes' contexts and caches).
 ADMITTED_MEMORY_SHARE = 0.6
+RECLAIM_EVERY_S = 5.0   # at most this often, a judgement waiting for memory asks for idle processes to be closed
 # At most as many judgements are admitted as are checked at once: admitting twice as many gained no wall time on
 # the H200 and filled the memory more (cuDNN then picked other algorithms in one process than in the other).
 
@@ -52,8 +55,19 @@ def checks_at_once(options: Any, device: str) -> int:
     return CHECKS_AT_ONCE_GPU if device == "cuda" else 1
 
 
+def judgement_memory_budget(total_bytes: int) -> int:
+    """Bytes one judgement may need on a device of `total_bytes` where it is admitted beside nothing else."""
+    return int(total_bytes * ADMITTED_MEMORY_SHARE)
+
+
 class DeviceTurns:
-    def __init__(self, memory_bytes: int = 0) -> None:
+    """`memory`: the card's own account (judging/device_memory.py); without it, `memory_bytes` (the card's size)
+    gives a fixed budget of ADMITTED_MEMORY_SHARE; with neither, admission is by count alone. `reclaim` is called
+    (in a thread of its own, at most every RECLAIM_EVERY_S) while a judgement waits for memory: the caller closes
+    processes that hold device memory and serve no judgement."""
+
+    def __init__(self, memory_bytes: int = 0, memory: DeviceMemory | None = None,
+                 reclaim: Callable[[], None] | None = None) -> None:
         self._cond = threading.Condition()
         self._sharing = 0           # checking phases on the device now
         self._alone = False         # a timing phase holds the device
@@ -64,7 +78,12 @@ class DeviceTurns:
         self._sole = False          # a judgement admitted with limit 1 holds the device's memory alone
         self._queue: collections.deque[int] = collections.deque()   # tickets of the judgements waiting, in order
         self._tickets = 0
-        self.budget = int(memory_bytes * ADMITTED_MEMORY_SHARE)   # 0: the device's memory is not known
+        self.memory = memory
+        self.reclaim = reclaim
+        self._reclaimed_at = -1e9
+        self._outside_idle = 0      # what the card had in use when no judgement was admitted, at the last look
+        # 0: the device's memory is not known
+        self.budget = memory.capacity if memory else judgement_memory_budget(memory_bytes)
 
     def admit(self, limit: int, need: int = 0) -> None:
         """Wait for this judgement's turn in order of asking (first come, first admitted: a large need is never
@@ -78,7 +97,9 @@ class DeviceTurns:
             ticket = self._tickets
             self._queue.append(ticket)
             try:
-                self._cond.wait_for(lambda: self._queue[0] == ticket and self._admissible(limit, need, sole))
+                # with the card's account, look again now and then: memory is handed back without a notify
+                while not (self._queue[0] == ticket and self._admissible(limit, need, sole)):
+                    self._cond.wait(0.5 if self.memory else None)
             finally:
                 self._queue.remove(ticket)
                 self._cond.notify_all()   # the next in line may fit now
@@ -93,7 +114,32 @@ class DeviceTurns:
             return self._admitted == 0
         if self._admitted >= max(1, limit):
             return False
+        if self.memory is not None:
+            return self._fits_card(need)
         return self._admitted == 0 or not self.budget or self._reserved + need <= self.budget
+
+    def _fits_card(self, need: int) -> bool:
+        """Whether `need` more bytes fit beside the admitted judgements' needs and what the card has in use outside
+        them: measured whole when none is admitted; otherwise what is in use beyond the admitted needs now (a
+        process started since shows there), or, where more, that measurement, but never more than all in use now
+        (what was handed back since shows there)."""
+        used = self.memory.used()
+        if used is None:
+            return self._admitted == 0 or self._reserved + need <= self.budget
+        if self._admitted == 0:
+            self._outside_idle = used
+            return True   # the first is always admitted, however large
+        outside = max(used - self._reserved, min(self._outside_idle, used))
+        if self._reserved + need <= self.memory.capacity - outside:
+            return True
+        self._ask_reclaim()
+        return False
+
+    def _ask_reclaim(self) -> None:
+        now = time.monotonic()
+        if self.reclaim is not None and now - self._reclaimed_at >= RECLAIM_EVERY_S:
+            self._reclaimed_at = now
+            threading.Thread(target=self.reclaim, name="kj-reclaim-device-memory", daemon=True).start()
 
     def leave(self, need: int = 0) -> None:
         with self._cond:
@@ -167,8 +213,11 @@ class DeviceTurns:
 
     def status(self) -> dict[str, int | bool]:
         with self._cond:
-            return {"checking": self._sharing, "timing": self._alone, "waiting_to_time": self._waiting_alone,
-                    "admitted": self._admitted, "reserved_bytes": self._reserved, "budget_bytes": self.budget}
+            found = {"checking": self._sharing, "timing": self._alone, "waiting_to_time": self._waiting_alone,
+                     "admitted": self._admitted, "reserved_bytes": self._reserved, "budget_bytes": self.budget}
+        if self.memory is not None:
+            found["device_used_bytes"] = self.memory.used() or 0
+        return found
 
 
 class Hold:
@@ -184,8 +233,10 @@ class Hold:
                  timing: Callable[[bool], None] = lambda alone: None, need: int | None = 0,
                  sole: Callable[[], None] = lambda: None):
         self.turns, self.limit, self._waited, self._timing, self._sole = turns, limit, waited, timing, sole
-        # a problem whose need is not known yet is taken for an even share of the budget
-        self.need = need if need is not None else turns.budget // max(1, limit)
+        # a problem whose need is not known yet is taken for an even share of the budget; on a GPU the solution's
+        # CUDA context counts too (its process creates it at the first turn)
+        self.need = (need if need is not None else turns.budget // max(1, limit)) \
+            + (device_memory.CONTEXT_BYTES if turns.budget else 0)
         self.mode = ""   # "", "shared" or "alone"
         self.admitted = False
         self.alone_only = False   # checks too take the device alone (a large problem)

@@ -1,13 +1,16 @@
 """Hand a CUDA output from the solution's process to the trusted reference process without copying it out.
 
-The solution's process exports each output tensor with a CUDA IPC handle (`share`); the reference process
-opens the handle, copies the tensor into its own memory at once, and lets go of the mapping (`receive`).
-A gigabyte output then costs one device-to-device copy instead of a trip through host memory and a file.
+The solution's process exports the device allocation holding each output with a CUDA IPC handle (`share`,
+through the driver: worker/cuda_driver.py); the reference process maps it, copies the tensor into its own memory
+at once, and unmaps it (`receive`). A gigabyte output then costs one device-to-device copy instead of a trip
+through host memory and a file. The solution's process keeps its outputs alive until the reference process has
+copied them (the next command), so no reference counter is shared, and nothing is written to /dev/shm.
 
 Nothing from the solution is trusted here: every field is type- and range-checked, the view must fit the
-shared allocation, the total size is bounded by what the expected output needs, and a handle that cannot
-be opened is reported as `IpcUnavailable` so the judge can ask for the same output as a file instead.
-Only plain data crosses the channel (hex strings and integers); nothing is unpickled.
+allocation as this process maps it (the driver says how large it is, not the solution), the total size is
+bounded by what the expected output needs, and a handle that cannot be opened is reported as `IpcUnavailable`
+so the judge can ask for the same output as a file instead. Only plain data crosses the channel (hex strings
+and integers); nothing is unpickled.
 """
 
 from __future__ import annotations
@@ -18,14 +21,12 @@ from typing import Any
 import torch
 
 from kerneljudge.core.channel import ProtocolError
+from kerneljudge.worker import cuda_driver
 
 # tensors exported by the solution's process: kept alive until the reference process has copied them
 _exported: list[torch.Tensor] = []
 
 _HEX = re.compile(r"^[0-9a-f]*$")
-# torch names its IPC reference counters as one shared-memory object ("/torch_<pid>_<n>_<n>"): a single
-# path component, so a forged name cannot point the reference process at a file elsewhere
-_SHM_NAME = re.compile(rb"^/[A-Za-z0-9_.-]{1,200}$")
 
 
 class IpcUnavailable(Exception):
@@ -40,20 +41,21 @@ def release() -> None:
 def share(tensors: list[torch.Tensor]) -> list[dict[str, Any]]:
     """Solution side: export CUDA tensors; raises if one cannot be shared (the caller falls back to a file)."""
     release()
+    torch.cuda.synchronize()   # the reference process reads the memory without waiting on this process's streams
     metas = []
+    handles: dict[int, str] = {}   # allocation base -> its handle (outputs may share one allocation)
     for t in tensors:
         t = t.detach().contiguous()
         if t.device.type != "cuda":
             raise ValueError("only CUDA tensors travel by IPC")
         meta: dict[str, Any] = {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
-                                "offset": t.storage_offset(), "nbytes": t.numel() * t.element_size()}
+                                "nbytes": t.numel() * t.element_size()}
         if t.numel():
-            device, handle, size, offset, counter, counter_offset, event, event_sync = \
-                t.untyped_storage()._share_cuda_()
-            meta.update(device=int(device), handle=bytes(handle).hex(), storage_bytes=int(size),
-                        storage_offset_bytes=int(offset), counter=bytes(counter).hex(),
-                        counter_offset=int(counter_offset), event=bytes(event or b"").hex(),
-                        event_sync=bool(event_sync))
+            base, size = cuda_driver.allocation_of(t.data_ptr())
+            if base not in handles:
+                handles[base] = cuda_driver.export_handle(base).hex()
+            meta.update(device=t.device.index or 0, handle=handles[base], allocation_bytes=size,
+                        offset_bytes=t.data_ptr() - base)
         _exported.append(t)
         metas.append(meta)
     return metas
@@ -64,11 +66,9 @@ def receive(metas: Any, max_bytes: int) -> list[torch.Tensor]:
     if not isinstance(metas, list) or not all(isinstance(m, dict) for m in metas):
         raise ProtocolError("IPC metadata is not a list of objects")
     total = 0
-    copies = []
+    planned: list[tuple[torch.dtype, list[int], int, dict[str, Any]]] = []
     for meta in metas:
-        dtype, shape, offset = _dtype(meta.get("dtype")), _ints(meta.get("shape"), "shape"), meta.get("offset")
-        if not isinstance(offset, int) or offset < 0:
-            raise ProtocolError("IPC tensor offset is not a non-negative integer")
+        dtype, shape = _dtype(meta.get("dtype")), _ints(meta.get("shape"), "shape")
         numel = 1
         for s in shape:
             numel *= s
@@ -76,48 +76,72 @@ def receive(metas: Any, max_bytes: int) -> list[torch.Tensor]:
         total += nbytes
         if total > max_bytes:
             raise ProtocolError(f"output of over {total} bytes is over the limit of {max_bytes}")
-        if numel == 0:
-            copies.append(torch.empty(shape, dtype=dtype, device="cuda"))
-            continue
-        copies.append(_open_and_copy(meta, dtype, shape, offset, nbytes))
+        planned.append((dtype, shape, nbytes, meta))
+    places = [_place(meta, nbytes) if nbytes else None for _, _, nbytes, meta in planned]
+    opened: dict[bytes, tuple[int, int]] = {}   # handle -> (base here, bytes mapped): each opened once
+    copies = []
+    try:
+        for (dtype, shape, nbytes, _), place in zip(planned, places):
+            if place is None:
+                copies.append(torch.empty(shape, dtype=dtype, device="cuda"))
+                continue
+            handle, offset = place
+            if handle not in opened:
+                opened[handle] = _open(handle)
+            base, mapped = opened[handle]
+            if offset + nbytes > mapped:
+                raise ProtocolError("the output does not fit the memory it was shared in")
+            copies.append(_copy(base + offset, nbytes, dtype, shape))
+        torch.cuda.current_stream().synchronize()
+    finally:
+        for base, _ in opened.values():
+            try:
+                cuda_driver.close_handle(base)
+            except cuda_driver.DriverError:
+                pass
     return copies
 
 
-def _open_and_copy(meta: dict[str, Any], dtype: torch.dtype, shape: list[int], offset: int,
-                   nbytes: int) -> torch.Tensor:
-    fields = {k: meta.get(k) for k in ("device", "storage_bytes", "storage_offset_bytes", "counter_offset")}
-    if not all(isinstance(v, int) and v >= 0 for v in fields.values()):
+def _place(meta: dict[str, Any], nbytes: int) -> tuple[bytes, int]:
+    """(handle, byte offset in its allocation) of one exported tensor, checked before anything is opened."""
+    fields = {k: meta.get(k) for k in ("device", "allocation_bytes", "offset_bytes")}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in fields.values()):
         raise ProtocolError("IPC sizes and offsets must be non-negative integers")
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    if offset * itemsize + nbytes > fields["storage_bytes"]:
+    if fields["offset_bytes"] + nbytes > fields["allocation_bytes"]:
         raise ProtocolError("the output does not fit the memory it was shared in")
-    handle, counter, event = (_hex(meta.get(k), k) for k in ("handle", "counter", "event"))
-    # torch's own formats: a mismatch means another torch build or a forged handle, and either way the
-    # output can still come as a file
-    if not handle or not _SHM_NAME.match(counter) or fields["device"] != torch.cuda.current_device():
+    handle = _hex(meta.get("handle"), "handle")
+    # the driver's own format and this process's device: anything else means another build or a forged handle,
+    # and either way the output can still come as a file
+    if len(handle) != cuda_driver.IPC_HANDLE_BYTES or fields["device"] != torch.cuda.current_device():
         raise IpcUnavailable("the IPC handle is not one this process can open")
-    try:
-        storage = torch.UntypedStorage._new_shared_cuda(
-            fields["device"], handle, fields["storage_bytes"], fields["storage_offset_bytes"], counter,
-            fields["counter_offset"], event or None, bool(meta.get("event_sync")))
-    except Exception as exc:  # the driver refused the handle
-        raise IpcUnavailable(f"{type(exc).__name__}: {exc}") from None
-    try:
-        typed = torch.storage.TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)
-        view = torch._utils._rebuild_tensor(typed, offset, tuple(shape), _contiguous_strides(shape))
-        copy = view.clone()
-        torch.cuda.current_stream().synchronize()
-    finally:
-        del storage  # closes the mapping; the solution's process may free its memory now
-    return copy
+    return handle, fields["offset_bytes"]
 
 
-def _contiguous_strides(shape: list[int]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for s in reversed(shape):
-        strides.append(step)
-        step *= max(s, 1)
-    return tuple(reversed(strides))
+def _open(handle: bytes) -> tuple[int, int]:
+    """Map the allocation; its base here and its size as the driver maps it (not as the solution said)."""
+    try:
+        base = cuda_driver.open_handle(handle)
+    except cuda_driver.DriverError as exc:   # the driver refused the handle
+        raise IpcUnavailable(str(exc)) from None
+    try:
+        mapped_base, mapped = cuda_driver.allocation_of(base)
+    except cuda_driver.DriverError as exc:
+        cuda_driver.close_handle(base)
+        raise IpcUnavailable(str(exc)) from None
+    return base, mapped - (base - mapped_base)
+
+
+class _DeviceBytes:
+    """`nbytes` of device memory at an address, as a CUDA array (torch wraps it without copying)."""
+
+    def __init__(self, address: int, nbytes: int):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (address, False),
+                                         "version": 3, "strides": None}
+
+
+def _copy(address: int, nbytes: int, dtype: torch.dtype, shape: list[int]) -> torch.Tensor:
+    view = torch.as_tensor(_DeviceBytes(address, nbytes), device="cuda")
+    return view.view(dtype).reshape(shape).clone()
 
 
 def _dtype(name: Any) -> torch.dtype:

@@ -76,20 +76,13 @@ def handle_threads(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_box(msg: dict[str, Any], fd: int) -> None:
-    """Before any solution code: initialise the device, make the first CUDA IPC export while the box still
-    allows torch's counter file in /dev/shm, then narrow the box (when the launcher left a narrower one
-    pending) and say what the box is. This reply is the last one the solution cannot have influenced."""
+    """Before any solution code: narrow the box if the launcher left a narrower one pending, and say what the box
+    is. This reply is the last one the solution cannot have influenced. The device is not touched here: the
+    process creates its CUDA context when its judgement first uses the device (after admission, judging/turns.py),
+    so a process that builds, loads or waits holds no device memory."""
     from kerneljudge.sandbox import landlock, namespaces
 
-    narrowed = None
     try:
-        if msg.get("device") == "cuda":
-            torch.ones(1, device="cuda")
-            if msg.get("ipc"):
-                try:
-                    ipc.share([torch.zeros(1, device="cuda")])
-                finally:
-                    ipc.release()
         narrowed = landlock.apply_pending().to_dict()
     except Exception as exc:
         _error(fd, "runtime_error", exc)
@@ -116,7 +109,7 @@ def handle_load(msg: dict[str, Any], fd: int) -> None:
     S.clocks = timing.clock_identities()
     S.threads_at_start = {t.ident for t in threading.enumerate()}
     builds.install(_request_build)
-    environment = worker.environment(S.device)
+    environment = worker.environment(S.device)   # the device's properties: no CUDA context is made for them
     start = time.perf_counter()
     loading.library_shims()
     try:

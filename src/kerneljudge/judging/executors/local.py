@@ -35,8 +35,8 @@ from kerneljudge.core.types import JudgeOptions, Verdict
 from kerneljudge.judging import environment
 from kerneljudge.judging.evaluate import evaluate, judged_preset
 from kerneljudge.judging.reference_pool import process_limit
-from kerneljudge.judging.slots import Slot, make_slots
-from kerneljudge.judging.turns import CHECKS_AT_ONCE_GPU, DeviceTurns
+from kerneljudge.judging.slots import Slot, device_turns, make_slots
+from kerneljudge.judging.turns import CHECKS_AT_ONCE_GPU
 
 
 CHILD_MARK = "KJ_POOL_CHILD"
@@ -99,15 +99,22 @@ def default_workers(device: str) -> int:
 class Lane:
     """One device: whose turn it is there, the environment its children get, its judged count."""
 
-    def __init__(self, device: str, gpu: str | None, build_env: dict[str, str]):
+    def __init__(self, device: str, gpu: str | None, build_env: dict[str, str], options: JudgeOptions):
         self.device = device
         self.gpu = gpu
         self.env = dict(build_env)
         if gpu is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = gpu
-        self.turns = DeviceTurns()
+        # the card's own memory account; until a slot set is made, the idle reference processes to close while a
+        # judgement waits for memory are not known (SlotSets.get names them)
+        self.reclaimers: list[Callable[[], None]] = []
+        self.turns = device_turns(device, self.env, options, self._reclaim)
         self.assigned = 0            # jobs of this lane being built or judged
         self.judged = 0
+
+    def _reclaim(self) -> None:
+        for close_idle in list(self.reclaimers):
+            close_idle()
 
     @property
     def name(self) -> str:
@@ -138,6 +145,7 @@ class SlotSets:
                                    references=process_limit(self.device, environment.available_memory()))
                 for slot, lane in zip(slots, self.lanes):
                     slot.turns = lane.turns
+                    lane.reclaimers.append(slot.reference.close_idle)
                     for env in (slot.env, slot.reference.env):   # the lane's GPU, whatever the index gave
                         env.update(lane.env)
                 slots = self._sets[key] = slots
@@ -192,9 +200,9 @@ class JudgePool:
         env[CHILD_MARK] = self._mark.split("=", 1)[1]
         if self.device == "cuda":
             ids = list(gpus) if gpus else visible_gpus()
-            self.lanes = [Lane("cuda", gpu, env) for gpu in ids]
+            self.lanes = [Lane("cuda", gpu, env, self.options) for gpu in ids]
         else:
-            self.lanes = [Lane(self.device, None, env)]
+            self.lanes = [Lane(self.device, None, env, self.options)]
         self.slots = SlotSets(self.device, self.lanes, env)
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
         self._lock = threading.Lock()
