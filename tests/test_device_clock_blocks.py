@@ -56,7 +56,7 @@ class FakeSides:
 
 def _ctx(sides: FakeSides, budget_s: float = 2.0):
     return SimpleNamespace(
-        device="cuda", numerics={"class": "fp32"}, preset={}, init_seed=1, flags=set(),
+        device="cuda", numerics={"class": "fp32"}, preset={}, init_seed=1, flags=set(), info={},
         options=SimpleNamespace(time_budget_s=budget_s), problem=SimpleNamespace(path="p.py"),
         phase=lambda name: contextlib.nullcontext(), judges_time=contextlib.nullcontext,
         expect=lambda preset, seeds: None, request=sides.request, request_output=lambda header: object(),

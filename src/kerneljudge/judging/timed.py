@@ -9,8 +9,9 @@ rounds), so reduced precision buys no free speedup; the verdict keeps both speed
 cache only sizes the rounds, unless the user asks to reuse it (flag `reference_time_reused`).
 
 Device clock (`speedup_device`): launch overhead removed, by CUDA-graph replays where capture works and the
-profiler's device time where it does not (worker/device_clock.py), taken last so that nothing it does to the
-solution's process can change the verdict.
+profiler's busy time of one call where it does not (worker/device_clock.py; which one serves, and how the two
+agree with each other and with the end-to-end clock: judging/clock_choice.py), taken after the end-to-end
+rounds, so that nothing it does to the solution's process can change their figures.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from kerneljudge.numerics import error_classes
 from kerneljudge.core import sampling
+from kerneljudge.judging import clock_choice
 from kerneljudge.judging.context import Context, Outcome
 from kerneljudge.judging.reference import ReferenceError
 
@@ -32,9 +34,6 @@ DEVICE_BUDGET_FRACTION = 0.25  # of the timing budget, for each side's device-cl
 # measurement, linear in time, falls on both sides equally within each ABBA.
 DEVICE_ORDER = ("sol", "ref", "ref", "sol", "sol", "ref", "ref", "sol")
 REL_CI = 0.005   # the half-width of a median's 95% interval, relative, below which it is known well enough
-# graph replays slower than this many times the eager calls' end-to-end median did not run what the calls run
-# (replays flush L2 before each and the calls may not, so a small, cache-resident problem may replay slower)
-GRAPH_OVER_EAGER = 1.5
 
 
 def time_interleaved(ctx: Context, plan: sampling.SamplingPlan, check_seeds: dict[int, int],
@@ -197,7 +196,12 @@ def device_clock(ctx: Context, result: dict[str, Any]) -> None:
     The two processes replay their graphs in alternating blocks, in the order of DEVICE_ORDER: a GPU whose
     clocks drift while it works (warming up, reaching its power limit) slows both sides alike, where a side
     measured wholly after the other took the whole drift (identity copies of matmuls came out up to 15%
-    apart). The second half of the order runs only where the first left a median less certain than REL_CI."""
+    apart). The second half of the order runs only where the first left a median less certain than REL_CI.
+
+    Each side's timing fields report how its profiler figure agrees with its graph replays and its end-to-end
+    median (`device.checks`, judging/clock_choice.py); a process whose device state could not be put back
+    after a failed capture is noted in `ctx.info["device_state_unverified"]`, so that the rest of the
+    judgement can run in a fresh process."""
     if ctx.device != "cuda":
         result.update(sol_device_ms=result.get("sol_ms"), ref_device_ms=result.get("ref_ms"),
                       speedup_device=result.get("speedup_end_to_end"), device_clock="host")
@@ -215,8 +219,23 @@ def device_clock(ctx: Context, result: dict[str, Any]) -> None:
             blocks[side].append(measure[side](ctx, seed, block_budget, first=not blocks[side]))
         _release_graphs(ctx, blocks)
         eager = {"solution": result.get("sol_ms"), "reference": result.get("ref_ms")}
-        sol, ref = _same_method(ctx, seed, block_budget, merge_blocks(blocks["sol"]), merge_blocks(blocks["ref"]),
-                                eager)
+        merged = {"solution": merge_blocks(blocks["sol"]), "reference": merge_blocks(blocks["ref"])}
+        graphs = {side: m.get("median_ms") if m.get("method") == "cuda_graph" else m.get("graph_ms")
+                  for side, m in merged.items()}
+        sol, ref = _same_method(ctx, seed, block_budget, merged["solution"], merged["reference"], eager)
+    chosen = {"solution": sol, "reference": ref}
+    for side, stats in chosen.items():
+        stats["checks"] = clock_choice.checks(merged[side], graphs[side], eager[side])
+        if stats.get("method") == "profiler" and stats["checks"].get("profiler_within_end_to_end") is False:
+            stats.update(median_ms=None, note=f"{stats.get('note') or 'profiler'}; not used: above the end-to-end "
+                         "median, more than one call's device work")
+        state = clock_choice.device_state(merged[side])
+        stats.pop("device_state", None)
+        if state is not None:
+            stats["device_state"] = state
+            if not state["verified"]:
+                ctx.info.setdefault("device_state_unverified", {})[side] = state["note"]
+    sol, ref = chosen["solution"], chosen["reference"]
     sol_ms, ref_ms = sol.get("median_ms"), ref.get("median_ms")
     result["sol_timing"] = {**(result.get("sol_timing") or {}), "device": _public(sol)}
     result["ref_timing"] = {**(result.get("ref_timing") or {}), "device": _public(ref)}
@@ -227,41 +246,40 @@ def device_clock(ctx: Context, result: dict[str, Any]) -> None:
 
 def _same_method(ctx: Context, seed: int, budget_s: float, sol: dict[str, Any], ref: dict[str, Any],
                  eager: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Both sides on one clock that measures what the eager calls run. Both sides are measured by the profiler
-    instead of graph replays where one side's graph could not be captured (a synchronising call, or no memory
-    left for the capture) and the profiler measured it: the profiler sums kernel times and a graph replay does
-    not, so a ratio across the two methods is no speedup (an identity copy came out at 1.72x). And where one
-    side's replays took more than GRAPH_OVER_EAGER times its own eager calls (`eager`: the end-to-end medians,
-    launches included): the capture ran other kernels than the calls do (cuDNN chose another algorithm while
-    capturing; an identity copy came out at 4.7x)."""
-    methods = {sol.get("method"), ref.get("method")}
-    slow = [side for side, stats in (("solution", sol), ("reference", ref)) if stats.get("method") == "cuda_graph"
-            and isinstance(eager.get(side), (int, float)) and stats["median_ms"] > GRAPH_OVER_EAGER * eager[side]]
-    if methods == {"cuda_graph", "profiler"}:
-        note = "measured by the profiler, as the other side could not be replayed as a graph"
-    elif slow:
-        note = f"measured by the profiler, as the {slow[0]}'s graph replays were slower than its eager calls"
-    else:
+    """Both sides on one clock that measures what the eager calls run (judging/clock_choice.py): graph replays
+    where both stand, else the profiler on both. A side measured by graph replays brings the profiler figure
+    its process took before capturing (what its eager calls run; a capture may change that afterwards); only a
+    side without one is asked for the profiler again."""
+    note = clock_choice.profiler_reason(sol, ref, eager)
+    if note is None:
         return sol, ref
     if sol.get("method") == "cuda_graph":
-        try:
-            again = ctx.request({"cmd": "device_time", "seed": seed, "budget_s": budget_s, "method": "profiler"})
-            sol = {**again, "note": note} if again.get("method") == "profiler" else sol
-        except Outcome as out:
-            if out.verdict == "rejected":
-                raise
-            sol = {"method": None, "median_ms": None, "note": f"{out.verdict}: {out.reason}"[:300]}
+        sol = clock_choice.as_profiler(sol, note) or _solution_profiler(ctx, seed, budget_s, sol, note)
     if ref.get("method") == "cuda_graph":
-        try:
-            with ctx.judges_time():
-                again = ctx.reference.device_time(ctx.problem.path, ctx.preset, ctx.init_seed, seed,
-                                                  tf32=reduced_precision(ctx), budget_s=budget_s, method="profiler")
-            ref = {**again, "note": note} if again.get("method") == "profiler" else ref
-        except ReferenceError as exc:
-            ref = {"method": None, "median_ms": None, "note": f"the reference failed: {exc}"[:300]}
+        ref = clock_choice.as_profiler(ref, note) or _reference_profiler(ctx, seed, budget_s, ref, note)
     if sol.get("method") != ref.get("method"):   # neither could be measured the other's way: no device clock
         sol = {**sol, "median_ms": None}
     return sol, ref
+
+
+def _solution_profiler(ctx: Context, seed: int, budget_s: float, sol: dict[str, Any], note: str) -> dict[str, Any]:
+    try:
+        again = ctx.request({"cmd": "device_time", "seed": seed, "budget_s": budget_s, "method": "profiler"})
+    except Outcome as out:
+        if out.verdict == "rejected":
+            raise
+        return {"method": None, "median_ms": None, "note": f"{out.verdict}: {out.reason}"[:300]}
+    return {**again, "note": note, "graph_ms": sol.get("median_ms")} if again.get("method") == "profiler" else sol
+
+
+def _reference_profiler(ctx: Context, seed: int, budget_s: float, ref: dict[str, Any], note: str) -> dict[str, Any]:
+    try:
+        with ctx.judges_time():
+            again = ctx.reference.device_time(ctx.problem.path, ctx.preset, ctx.init_seed, seed,
+                                              tf32=reduced_precision(ctx), budget_s=budget_s, method="profiler")
+    except ReferenceError as exc:
+        return {"method": None, "median_ms": None, "note": f"the reference failed: {exc}"[:300]}
+    return {**again, "note": note, "graph_ms": ref.get("median_ms")} if again.get("method") == "profiler" else ref
 
 
 def merge_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -274,8 +292,11 @@ def merge_blocks(blocks: list[dict[str, Any]]) -> dict[str, Any]:
         return odd[0]
     times = [t for b in blocks for t in b["times_ms"]]
     median, low, high = sampling.median_ci(times)
-    return {"method": "cuda_graph", "median_ms": median, "ci95_ms": [low, high], "samples": len(times),
-            "blocks": len(blocks), "note": blocks[0].get("note", "")}
+    merged = {"method": "cuda_graph", "median_ms": median, "ci95_ms": [low, high], "samples": len(times),
+              "blocks": len(blocks), "note": blocks[0].get("note", "")}
+    if isinstance(blocks[0].get("profiler"), dict):   # the profiler figure the capturing block took first
+        merged["profiler"] = blocks[0]["profiler"]
+    return merged
 
 
 def settled(blocks: list[dict[str, Any]]) -> bool:
@@ -308,10 +329,15 @@ def _solution_block(ctx: Context, seed: int, budget_s: float, first: bool) -> di
         cmp = ctx.compare(0, ctx.request_output({"cmd": "ship"}))
         if cmp["ok"]:
             return {**reply, "times_ms": times}
-        # the graph computed something else than the eager calls did: not the solution's fault, not its time
-        budget = budget_s * DEVICE_ORDER.count("sol")
-        fallback = ctx.request({"cmd": "device_time", "seed": seed, "budget_s": budget, "method": "profiler"})
-        return {**fallback, "note": f"the graph's output was wrong ({cmp['reason'][:150]}); profiler used"}
+        # the graph computed something else than the eager calls did: not the solution's fault, not its time;
+        # the profiler figure taken before the capture serves (asked for again only where there is none)
+        note = f"the graph's output was wrong ({cmp['reason'][:150]}); profiler used"
+        fallback = clock_choice.as_profiler(reply, note, keep_graph=False)
+        if fallback is None:
+            budget = budget_s * DEVICE_ORDER.count("sol")
+            fallback = {**ctx.request({"cmd": "device_time", "seed": seed, "budget_s": budget, "method": "profiler"}),
+                        "note": note}
+        return fallback
     except Outcome as out:
         if out.verdict == "rejected":
             raise
@@ -353,8 +379,12 @@ def _release_graphs(ctx: Context, blocks: dict[str, list[dict[str, Any]]]) -> No
             pass
 
 
+PUBLIC_FIELDS = ("method", "median_ms", "ci95_ms", "samples", "blocks", "summed_ms", "streams", "graph_ms", "note",
+                 "checks", "device_state")
+
+
 def _public(stats: dict[str, Any]) -> dict[str, Any]:
-    return {k: stats.get(k) for k in ("method", "median_ms", "ci95_ms", "samples", "blocks", "note") if k in stats}
+    return {k: stats.get(k) for k in PUBLIC_FIELDS if k in stats}
 
 
 def _ratio(num: float, den: float) -> float:

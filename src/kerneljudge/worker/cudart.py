@@ -1,5 +1,5 @@
-"""The few CUDA runtime calls torch does not expose: persisting-L2 reset (threat A10) and clearing the
-runtime's last error after a failed graph capture.
+"""The few CUDA runtime calls torch does not expose: persisting-L2 reset (threat A10), and clearing the
+runtime's last error and ending a stream's capture after a failed graph capture (worker/capture_state.py).
 
 Since Ampere a program can set aside part of L2 for "persisting" lines (cudaLimitPersistingL2CacheSize) and
 mark a window of memory as persisting through a stream or kernel access-policy window. Lines marked so
@@ -43,6 +43,7 @@ class Runtime:
         self.available = False
         self.error = ""
         self._reset = self._set_limit = self._last_error = None
+        self._end_capture = self._graph_destroy = None
         lib = _loaded_cudart()
         if lib is None:
             self.error = "libcudart is not loaded in this process"
@@ -52,6 +53,12 @@ class Runtime:
             self._set_limit = lib.cudaDeviceSetLimit
             self._set_limit.argtypes = [ctypes.c_int, ctypes.c_size_t]
             self._last_error = lib.cudaGetLastError
+            # optional: only the clean-up after a failed capture needs them
+            self._end_capture = getattr(lib, "cudaStreamEndCapture", None)
+            self._graph_destroy = getattr(lib, "cudaGraphDestroy", None)
+            if self._end_capture is not None and self._graph_destroy is not None:
+                self._end_capture.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+                self._graph_destroy.argtypes = [ctypes.c_void_p]
         except AttributeError as exc:
             self.error = f"the CUDA runtime lacks a call: {exc}"
             return
@@ -70,3 +77,14 @@ class Runtime:
     def clear_last_error(self) -> int:
         """Read and clear the runtime's last error (a failed capture leaves one for the next check to find)."""
         return int(self._last_error()) if self.available else 0
+
+    def end_capture(self, stream: int) -> int | None:
+        """End a capture still open on `stream` (a cudaStream_t as an integer) and drop the graph it made; the
+        CUDA status, or None where the runtime lacks the calls."""
+        if not self.available or self._end_capture is None or self._graph_destroy is None:
+            return None
+        graph = ctypes.c_void_p()
+        status = int(self._end_capture(ctypes.c_void_p(stream), ctypes.byref(graph)))
+        if graph.value:
+            self._graph_destroy(graph)
+        return status

@@ -5,14 +5,17 @@ kernels actually carried the time. This module returns plain data only (never to
 
     {"device": "cuda" | "cpu", "wall_us": float, "op_us": float,
      "rows": [{"name": str, "chain": [str, ...], "us": float, "calls": int, "kind": str}, ...],
-     "rows_left_out": int, "left_out_us": float}
+     "rows_left_out": int, "left_out_us": float,
+     "busy_us": float, "summed_us": float, "activities": int, "streams": int}
 
 On CUDA each row is device activity (kind "kernel", "memcpy" or "memset") with its device time in
-microseconds, and `chain` holds the CPU ops (outermost first, the launching op last) that were open when it
-was launched: a kernel launched inside aten::mm has a chain ending in "aten::mm"; the solution's own
-launches have none. On the CPU (no device activity) each row is an op with its self CPU time and the ops
-around it; aten ops called from inside a C++ extension go through the dispatcher and show up here too, and
-the call's time outside every op (`wall_us - op_us`) is the solution's own code.
+microseconds, each activity counted once, and `chain` holds the CPU ops (outermost first, the launching op
+last) that were open when it was launched: a kernel launched inside aten::mm has a chain ending in
+"aten::mm"; the solution's own launches have none. `busy_us` is the union of the call's activity intervals
+on every stream (worker/busy_time.py): the device clock's profiler figure. On the CPU (no device activity)
+each row is an op with its self CPU time and the ops around it; aten ops called from inside a C++ extension
+go through the dispatcher and show up here too, and the call's time outside every op (`wall_us - op_us`) is
+the solution's own code; `busy_us` there is the union of the ops' intervals.
 
 The orchestrator classifies the rows (analysis/kernels.py). The numbers come from the solution's process,
 so they are only ever used as evidence against a solution, never as proof that it is honest.
@@ -23,9 +26,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
+from kerneljudge.worker import busy_time
+
 MAX_ROWS = 200     # rows sent back, largest first
 MAX_NAME = 400     # characters of a kernel or op name
 MAX_CHAIN = 6      # ops kept per chain: the outermost and the innermost ones
+OWNER_KINDS = frozenset({"cpu_op", "user_annotation"})  # events that can launch device work
 
 
 def profile_call(model: Any, inputs: list[Any], device: str) -> dict[str, Any]:
@@ -37,6 +43,8 @@ def profile_call(model: Any, inputs: list[Any], device: str) -> dict[str, Any]:
 
     from kerneljudge.worker import timing
 
+    # exactly one call inside the window: the inputs were made, and every earlier call finished, before it
+    # opens; the call's own device work has finished before it closes
     timing.sync(device)
     with profiler.profile(use_kineto=True, use_cpu=True, use_device="cuda" if device == "cuda" else None,
                           record_shapes=False, with_stack=False) as prof:
@@ -46,10 +54,6 @@ def profile_call(model: Any, inputs: list[Any], device: str) -> dict[str, Any]:
         wall_us = (timing.perf_counter() - started) * 1e6
     del out
     return summarize(prof.function_events, device, wall_us)
-
-
-def _on_device(event: Any) -> bool:
-    return str(getattr(event, "device_type", "CPU")).rsplit(".", 1)[-1] != "CPU"
 
 
 def _ancestors(event: Any) -> list[str]:
@@ -72,43 +76,23 @@ def _kind(name: str) -> str:
 
 
 def summarize(events: Iterable[Any], device: str, wall_us: float) -> dict[str, Any]:
-    """Rows from profiler events (torch FunctionEvents, or anything with the same attributes)."""
+    """Rows from profiler events (torch FunctionEvents, or anything with the same attributes), and the call's
+    busy time (worker/busy_time.py). On CUDA every device activity is one row entry, under the op that
+    launched it: summing the rows gives each kernel once."""
     events = [e for e in events if not getattr(e, "is_async", False)]
     totals: dict[tuple[str, tuple[str, ...]], list[float]] = defaultdict(lambda: [0.0, 0])
     op_us = 0.0
     if device == "cuda":
-        # every device activity (kernel, memcpy, memset) with its device time ...
-        seen: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
-        for ev in events:
-            if _on_device(ev):
-                seen[str(ev.name)][0] += max(0.0, float(ev.time_range.elapsed_us()))
-                seen[str(ev.name)][1] += 1
-        # ... attributed to the CPU op that launched it (kineto's correlation; only names that really ran on
-        # the device, so a legacy per-op timing entry is never counted twice) ...
-        attributed: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
-        for ev in events:
-            if _on_device(ev):
-                continue
-            launched = [k for k in (getattr(ev, "kernels", None) or []) if str(k.name) in seen]
-            if launched:
-                chain = _short_chain(_ancestors(ev) + [str(ev.name)])
-                for k in launched:
-                    us = max(0.0, float(getattr(k, "duration", 0.0) or 0.0))
-                    totals[(str(k.name), chain)][0] += us
-                    totals[(str(k.name), chain)][1] += 1
-                    attributed[str(k.name)][0] += us
-                    attributed[str(k.name)][1] += 1
-        # ... and the rest (launched outside any op: the solution's own launches, Triton, library calls made
-        # straight from C++) under an empty chain
-        for name, (us, calls) in seen.items():
-            rest_us = us - attributed[name][0]
-            rest_calls = int(calls - attributed[name][1])
-            if rest_us > 1e-3 or rest_calls > 0:
-                totals[(name, ())][0] += max(0.0, rest_us)
-                totals[(name, ())][1] += max(0, rest_calls)
+        work = busy_time.distinct_work(events)
+        owners = launching_ops(events, work)
+        for ev in work:
+            op = owners.get(id(ev))
+            chain = _short_chain(_ancestors(op) + [str(op.name)]) if op is not None else ()
+            totals[(str(ev.name), chain)][0] += _elapsed(ev)
+            totals[(str(ev.name), chain)][1] += 1
     else:
         for ev in events:
-            if _on_device(ev):
+            if busy_time.on_device(ev):
                 continue
             us = max(0.0, float(getattr(ev, "self_cpu_time_total", 0.0) or 0.0))
             key = (str(ev.name), _short_chain(_ancestors(ev)))
@@ -120,4 +104,41 @@ def summarize(events: Iterable[Any], device: str, wall_us: float) -> dict[str, A
     rows = [{"name": name[:MAX_NAME], "chain": list(chain), "us": round(us, 3), "calls": int(calls),
              "kind": _kind(name) if device == "cuda" else "op"} for (name, chain), (us, calls) in kept]
     return {"device": device, "wall_us": round(max(0.0, wall_us), 3), "op_us": round(op_us, 3), "rows": rows,
-            "rows_left_out": len(left), "left_out_us": round(sum(v[0] for _, v in left), 3)}
+            "rows_left_out": len(left), "left_out_us": round(sum(v[0] for _, v in left), 3),
+            **busy_time.busy(events, device)}
+
+
+def launching_ops(events: list[Any], work: list[Any]) -> dict[int, Any]:
+    """{id(device activity): the CPU op that launched it}, one op per activity at most.
+
+    The device event names its op (`linked_correlation_id`, the op's `id`); only ops and annotations are
+    candidates, so a runtime call that happens to share the number is never one. Where the link is missing
+    (older torch), an op's own list of the kernels it launched serves, each entry given to one activity only:
+    counting an activity under every event that lists it made a profile sum up to twice the device time."""
+    ops = [ev for ev in events if not busy_time.on_device(ev)
+           and (getattr(ev, "activity_type", None) is None or str(ev.activity_type) in OWNER_KINDS)]
+    by_id: dict[Any, Any] = {}
+    for op in ops:
+        by_id.setdefault(getattr(op, "id", None), op)
+    owners: dict[int, Any] = {}
+    unlinked = []
+    for ev in work:
+        linked = getattr(ev, "linked_correlation_id", 0) or 0
+        if linked and linked in by_id:
+            owners[id(ev)] = by_id[linked]
+        else:
+            unlinked.append(ev)
+    if unlinked:
+        offers: dict[tuple[str, float], list[Any]] = defaultdict(list)
+        for op in ops:
+            for k in getattr(op, "kernels", None) or []:
+                offers[(str(k.name), round(max(0.0, float(getattr(k, "duration", 0.0) or 0.0)), 3))].append(op)
+        for ev in unlinked:
+            waiting = offers.get((str(ev.name), round(_elapsed(ev), 3)))
+            if waiting:
+                owners[id(ev)] = waiting.pop(0)
+    return owners
+
+
+def _elapsed(event: Any) -> float:
+    return max(0.0, float(event.time_range.elapsed_us()))
