@@ -109,8 +109,13 @@ def _clear_last_error() -> str:
 
 
 def _fresh_generator() -> str:
-    """Give the current device's default generator a state of its own, with the same seed and offset, that no
-    graph has registered or put in capture mode."""
+    """Where the current device's default generator cannot draw (left in capture mode), give it a state of its
+    own, with the same seed and offset, that no graph has registered or put in capture mode."""
+    try:
+        torch.empty(4, device="cuda").uniform_()
+        return ""
+    except RuntimeError as exc:
+        stuck = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
     index = torch.cuda.current_device()
     default = torch.cuda.default_generators[index]
     fresh = torch.Generator(device=f"cuda:{index}")
@@ -119,4 +124,4 @@ def _fresh_generator() -> str:
     except RuntimeError:   # the state cannot be read: the same seed, from its start
         fresh.manual_seed(default.initial_seed())
     default.graphsafe_set_state(fresh)
-    return "default CUDA generator given a fresh state"
+    return f"the default CUDA generator could not draw ({stuck}): given a fresh state"
