@@ -13,13 +13,17 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture
 def cuda_state():
-    """The judge's numerics (no TF32), and a check that each test leaves the default stream current."""
+    """The judge's numerics (no TF32, no autograd) for the test, put back after it, and a check that each test
+    leaves the default stream current."""
     import torch
 
-    from kerneljudge.worker import common
-
-    common.pin_global_flags("cuda", 1)
-    yield torch
+    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        with torch.no_grad():
+            yield torch
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
     assert torch.cuda.current_stream() == torch.cuda.default_stream()
 
 
@@ -85,8 +89,7 @@ def test_the_profiler_counts_a_gemm_once(cuda_state):
     from kerneljudge.worker import device_clock, timing
 
     model = torch.nn.Linear(4096, 4096).cuda()
-    with torch.no_grad():
-        _, stats = device_clock.measure(model, _make(torch, (2048, 4096)), 11, timing.Timer("cuda"), 0.5)
+    _, stats = device_clock.measure(model, _make(torch, (2048, 4096)), 11, timing.Timer("cuda"), 0.5)
     assert stats["method"] == "cuda_graph"
     ratio = stats["profiler"]["median_ms"] / stats["median_ms"]
     assert 0.9 < ratio < 1.1, stats["profiler"]
