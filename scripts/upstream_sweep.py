@@ -3,6 +3,7 @@
     bash scripts/fetch_upstream.sh                         # once: upstream/KernelBench/level1..3 (git-ignored)
     python scripts/upstream_sweep.py --out sweep/          # on the H200: every problem of levels 1-3
     python scripts/upstream_sweep.py --levels 1 --limit 4 --device cpu --out /tmp/sweep-test   # CPU smoke test
+    python scripts/upstream_sweep.py --hard 20 --out sweep-hard/                               # memory pressure
     python scripts/upstream_sweep.py --from-jsonl sweep/results.jsonl --out sweep/             # report again only
 
 For every selected problem it writes an identity copy (the problem's own source with `class Model` renamed
@@ -11,14 +12,21 @@ copies call PyTorch, which strict rejects), and meanwhile samples the GPU's util
 host's load every second. A perfect judge calls every copy correct with a speedup of exactly 1.0 under both
 clocks, so the report (OUT/report.md and OUT/report.json) measures the judge's noise: the spread of the
 copies' speedups, how many fast_1.05 and fast_1.1 would count as faster (false positives), the verdicts that
-are not `correct`, where the judge's time went and how long the GPU sat idle.
+are not `correct`, where the judge's time went and how long the GPU sat idle; and the noise floor per problem,
+written as OUT/floor.json for `kerneljudge score --floor` and `kerneljudge report --floor`.
+
+--hard N judges only the N problems (of those --levels and --match select) whose judgements the judge expects to
+need the most device memory, estimated on the meta device in a child process (memory_subset.py,
+problem_memory.py; cached under the cache dir); --limit then keeps the first of them by level and number.
 
 Beside it: identity_copy.py (the renaming), busy_sampler.py (the sampling), upstream_sweep_report.py (the
-report, pure functions over verdict dicts).
+report, pure functions over verdict dicts; sweep_report_markdown.py writes it, sweep_floor_report.py its
+noise-floor section), memory_subset.py (the --hard selection).
 
 Files: OUT/solutions/ (the copies, named in upstream's run layout `level_{L}_problem_{P}_sample_0_kernel.py`,
 which maps by level and number; `<stem>__<tag>.py` does not map upstream names that contain "__"),
-OUT/results.jsonl (the run log), OUT/gpu_samples.csv, OUT/host_samples.csv, OUT/run.json, OUT/report.{md,json}.
+OUT/results.jsonl (the run log), OUT/gpu_samples.csv, OUT/host_samples.csv, OUT/run.json, OUT/report.{md,json},
+OUT/floor.json.
 Running again with the same --out resumes: verdicts already in the log are kept and only the rest is judged
 (--fresh starts over). Arguments after `--` go to `kerneljudge run` as they are (not --policy: always lenient).
 """
@@ -41,7 +49,9 @@ from typing import Any
 try:
     from kerneljudge.judging.batch import read_log
     from kerneljudge.core.mapping import find_problems, pair_solutions
+    from kerneljudge.core.paths import default_cache_dir
     from kerneljudge.core.problem import Problem, ProblemError, sha256_text
+    from kerneljudge.results.noise_floor import write_floor
 except ImportError as exc:  # the script uses the installed package, never src/ directly
     sys.exit(f"upstream_sweep: kerneljudge is not importable here ({exc}); run `bash scripts/setup.sh` and "
              "`. .venv/bin/activate` first")
@@ -49,7 +59,9 @@ except ImportError as exc:  # the script uses the installed package, never src/ 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the modules beside this script
 from busy_sampler import GpuSampler, HostSampler, read_samples, write_samples  # noqa: E402
 from identity_copy import IdentityError, identity_source  # noqa: E402
-from upstream_sweep_report import render_markdown, summarize  # noqa: E402
+import memory_subset  # noqa: E402
+from sweep_report_markdown import render_markdown  # noqa: E402
+from upstream_sweep_report import summarize  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PROBLEMS = ROOT / "upstream" / "KernelBench"
@@ -179,6 +191,7 @@ def latest_per_key(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_report(out: Path, summary: dict[str, Any]) -> Path:
     (out / "report.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    write_floor(out / "floor.json", summary["floor"])
     markdown = out / "report.md"
     markdown.write_text(render_markdown(summary))
     return markdown
@@ -231,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1,2,3)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N problems (by level, number)")
     parser.add_argument("--match", default=None, help="only problems whose id (level1/19_ReLU) matches this regex")
+    parser.add_argument("--hard", type=int, default=None, metavar="N",
+                        help="only the N problems (of those selected) expected to need the most device memory, "
+                             "estimated on the meta device (no GPU needed); applied before --limit")
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default=None,
                         help="passed to kerneljudge run (default: its own, cuda if present; the CPU runs every "
                              "problem at a small preset)")
@@ -253,6 +269,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error("the sweep always judges with --policy lenient (strict rejects PyTorch in identity copies)")
     if args.limit is not None and args.limit < 1:
         parser.error("--limit must be at least 1")
+    if args.hard is not None and args.hard < 1:
+        parser.error("--hard must be at least 1")
     if args.match:
         try:
             re.compile(args.match)
@@ -275,8 +293,39 @@ def report_only(args: argparse.Namespace) -> int:
     return 0
 
 
+def passed_option(extra: list[str], name: str) -> str | None:
+    """The value of an option among the arguments for kerneljudge run (`--name V` or `--name=V`), else None."""
+    for i, arg in enumerate(extra):
+        if arg == name and i + 1 < len(extra):
+            return extra[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def hardest_subset(problems: list[Problem], args: argparse.Namespace) -> tuple[list[Problem], dict[str, Any]]:
+    """--hard N: the N problems with the largest estimated memory need, then --limit, in (level, number) order;
+    prints them with their estimates. Returns them and what run.json records of the choice."""
+    precision = passed_option(args.extra, "--precision") or "fp32"
+    found = memory_subset.estimates(problems, precision, args.cache_dir or default_cache_dir())
+    chosen = memory_subset.hardest(problems, args.hard, found)
+    chosen.sort(key=lambda p: (p.level, p.number if p.number is not None else 1 << 30, p.name))
+    chosen = chosen[:args.limit] if args.limit is not None else chosen
+    print(f"upstream_sweep: --hard {args.hard}: the {len(chosen)} of {len(problems)} problems expected to need the "
+          f"most device memory ({precision}; estimated on the meta device):", file=sys.stderr)
+    print("\n".join(memory_subset.describe(chosen, found)), file=sys.stderr)
+    failed = sorted(pid for pid, e in found.items() if "error" in e)
+    if failed:
+        print(f"upstream_sweep: no estimate for {len(failed)} problem(s), ranked last: {', '.join(failed[:5])}"
+              + (" ..." if len(failed) > 5 else ""), file=sys.stderr)
+    record = {"n": args.hard, "precision": precision, "need_bytes": {p.id: found[p.id].get("need_bytes")
+                                                                     for p in chosen}, "no_estimate": failed}
+    return chosen, record
+
+
 def fresh_start(out: Path) -> None:
-    for name in ("results.jsonl", "gpu_samples.csv", "host_samples.csv", "run.json", "report.md", "report.json"):
+    for name in ("results.jsonl", "gpu_samples.csv", "host_samples.csv", "run.json", "report.md", "report.json",
+                 "floor.json"):
         (out / name).unlink(missing_ok=True)
 
 
@@ -293,12 +342,15 @@ def sweep(args: argparse.Namespace, argv: list[str]) -> int:
         fresh_start(out)
     solutions_dir, log = out / "solutions", out / "results.jsonl"
     try:
-        problems = select_problems(problems_dir, args.levels, args.limit, args.match)
+        problems = select_problems(problems_dir, args.levels, None if args.hard else args.limit, args.match)
     except ProblemError as exc:
         print(f"upstream_sweep: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    hard = None
+    if args.hard is not None:
+        problems, hard = hardest_subset(problems, args)
     staged, not_staged = stage(problems, solutions_dir)
-    if args.limit is None and args.match is None:  # with a subset, a file outside it was not asked for
+    if args.limit is None and args.match is None and args.hard is None:  # a file outside a subset was not asked for
         not_problems = unreadable_files(problems_dir, args.levels, find_problems(problems_dir))
         not_staged += [{"problem": name, "reason": "not read as a problem file"} for name in not_problems]
     if not staged:
@@ -322,7 +374,7 @@ def sweep(args: argparse.Namespace, argv: list[str]) -> int:
     run = dict(result, command=shlex.join(["python", "scripts/upstream_sweep.py", *argv]),
                judge_command=shlex.join(command), date=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                host=platform.platform(), cpu_count=os.cpu_count(), problems_dir=str(problems_dir), log=str(log),
-               selected=len(problems), staged=len(staged), not_staged=not_staged,
+               selected=len(problems), staged=len(staged), not_staged=not_staged, hard=hard,
                judged_now=judged_now, resumed=len(verdicts) - judged_now)
     (out / "run.json").write_text(json.dumps(run, indent=1, sort_keys=True) + "\n")
     write_samples(out / "gpu_samples.csv", gpu_samples, ["t", "gpu", "util", "mem_mib"])

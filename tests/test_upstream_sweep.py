@@ -32,6 +32,7 @@ SWEEP = load("upstream_sweep")   # imports the three modules beside it
 COPY = sys.modules["identity_copy"]
 SAMPLER = sys.modules["busy_sampler"]
 REPORT = sys.modules["upstream_sweep_report"]
+MARKDOWN = sys.modules["sweep_report_markdown"]
 
 TRICKY = '''"""Model that scales its input. class Model(nn.Module) is what upstream writes."""
 import torch
@@ -369,7 +370,7 @@ def test_busy_share_finds_the_longest_idle_stretch_and_places_it_between_verdict
     assert g["longest_idle"]["verdicts_before"] == 2 and g["longest_idle"]["verdicts_after"] == 4
     assert g["interior_idle_over_bar"] == 1
     assert summary["host"]["max_load1"] == 4.0 and summary["host"]["mean_cpu_percent"] is None
-    text = REPORT.render_markdown(summary)
+    text = MARKDOWN.render_markdown(summary)
     assert "Longest stretch at 0%: 12.0 s from t+12.0 s (00:00:12 UTC)" in text
     assert "Such stretches over 10 s (the bar, when work was waiting): 1" in text
 
@@ -377,7 +378,7 @@ def test_busy_share_finds_the_longest_idle_stretch_and_places_it_between_verdict
 def test_markdown_report_without_gpu_samples():
     run = {"command": "python scripts/upstream_sweep.py --out x", "gpu_sampler": "unavailable: no nvidia-smi",
            "wall_s": 12.0, "judged_now": 8, "resumed": 1, "not_staged": [{"problem": "level3/x", "reason": "why"}]}
-    text = REPORT.render_markdown(REPORT.summarize(sample_verdicts(), [], [], run))
+    text = MARKDOWN.render_markdown(REPORT.summarize(sample_verdicts(), [], [], run))
     assert "No GPU samples: utilisation was not sampled on this run." in text
     assert "Sampler: unavailable: no nvidia-smi." in text
     assert "| fast_1.05 (false positives) | 25.0% (2) | 12.5% (1) |" in text

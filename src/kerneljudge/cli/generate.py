@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneljudge.cli.options import ExitCode
+from kerneljudge.cli.results import add_floor_option, load_floor
 from kerneljudge.core.types import BACKENDS, DEVICES, POLICIES, PRECISIONS
 
 
@@ -100,6 +101,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ks", type=lambda t: [int(x) for x in _ids(t)], default=[1, 5, 10], metavar="K,...",
                    help="k values for fast_p@k and pass@k (default 1,5,10)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000; 0 for none)")
+    add_floor_option(p)
     p.set_defaults(func=cmd_score)
 
 
@@ -183,6 +185,7 @@ def _summarize(rows: list[dict[str, Any]], baselines: dict[str, dict[str, float]
 def cmd_score(args: argparse.Namespace) -> int:
     from kerneljudge.results import score
     from kerneljudge.results.baselines import load_baselines
+    from kerneljudge.results.noise_floor import floor_summary
     from kerneljudge.generate.runfolder import RunFolder, generation_totals, missing_trajectories, read_verdicts
 
     path = Path(args.run)
@@ -197,6 +200,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"kerneljudge: {dropped} repeated row(s) for the same (problem, sample, turn) ignored", file=sys.stderr)
     try:
         baselines = load_baselines(args.baseline, rows)
+        floor = load_floor(args.floor, rows)
     except ValueError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
         return ExitCode.INPUT
@@ -205,6 +209,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         return ExitCode.USAGE
     summary = _summarize(rows, baselines, args.ks, args.n_boot)
     summary["generation"] = generation_totals(rows)
+    if floor is not None:
+        summary["noise_floor"] = floor_summary(rows, floor, args.floor)
     config = RunFolder(path).read_config() if path.is_dir() else None
     missing = missing_trajectories(config, rows)
     if missing:

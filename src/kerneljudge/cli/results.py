@@ -1,4 +1,5 @@
-"""`kerneljudge report`, and the registration of every results command (report, export, compare, import-hf)."""
+"""`kerneljudge report`, the registration of every results command (report, export, compare, import-hf), and the
+--floor option that report and score share."""
 
 from __future__ import annotations
 
@@ -14,8 +15,31 @@ from kerneljudge.results.report.build import SOURCE_KB, ReportSettings
 from kerneljudge.results.report.curves import BAND_BOOT, TABLE_BOOT
 
 
+FLOOR_HELP = ("a noise floor file (floor.json, written by scripts/upstream_sweep.py from identity copies): each "
+              "accepted speedup is marked within noise when it lies inside its problem's identity-copy band for "
+              "the clock it was timed on, else above or below it")
+
+
 def _labels(text: str) -> list[str]:
     return [x.strip() for x in text.split(",")]
+
+
+def add_floor_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--floor", default=None, metavar="FILE", help=FLOOR_HELP)
+
+
+def load_floor(path: str | None, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The --floor file (None without one), warning on stderr when it was measured on another device; raises
+    ValueError for a file that is not a noise floor."""
+    from kerneljudge.results.noise_floor import other_device_warning, read_floor
+
+    if path is None:
+        return None
+    floor = read_floor(path)
+    warning = other_device_warning(rows, floor)
+    if warning:
+        print(f"kerneljudge: {warning}", file=sys.stderr)
+    return floor
 
 
 def register(subparsers: Any) -> None:
@@ -44,6 +68,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--source-kb", type=int, default=SOURCE_KB,
                    help=f"show at most this many KiB of each solution (default {SOURCE_KB})")
     p.add_argument("--no-source", action="store_true", help="leave the solutions' source out of the page")
+    add_floor_option(p)
     p.set_defaults(func=cmd_report)
     export.register(subparsers)
     compare.register(subparsers)
@@ -62,6 +87,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         runs = load_runs(args.runs, args.labels)
         baselines = load_baselines(args.baseline, [v for r in runs for v in r.rows])
+        floor = load_floor(args.floor, [v for r in runs for v in r.rows])
     except (RunError, ValueError) as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
         return ExitCode.INPUT
@@ -74,7 +100,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"kerneljudge: {run.label}: {run.dropped} repeated row(s) for the same (problem, sample, turn) "
                   "ignored", file=sys.stderr)
     settings = ReportSettings(n_boot=args.n_boot, band_boot=args.band_boot, source_kb=args.source_kb,
-                              with_source=not args.no_source, title=args.title)
+                              with_source=not args.no_source, title=args.title, floor=floor,
+                              floor_file=args.floor or "")
     try:
         result = write_report(runs, args.out, baselines, settings)
     except MissingExtra as exc:

@@ -12,12 +12,14 @@ import math
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kerneljudge.results.bootstrap_intervals import bootstrap
+from kerneljudge.results.noise_floor import floor_line
+from kerneljudge.results.speedup_interval import RULE_FROM_P, interval_counts, qualifies_by_interval
 from kerneljudge.results.trajectory_scores import (
     best_logs, fast_p_at_k, fast_p_by_turn, mean, pass_at_k_estimate, per_problem_fast_p, trajectories,
     trajectory_qualifies, turn_of,
 )
 from kerneljudge.results.verdict_rows import (
-    judgeable, left_out, left_out_line, level_of, problem_of, verdict_counts,
+    judgeable, left_out, left_out_line, level_of, problem_of, qualifies, verdict_counts,
 )
 
 FAST_P_SET = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)     # the thresholds summary() reports by default
@@ -40,23 +42,36 @@ def _geo(logs_lists: list[list[float]]) -> Optional[float]:
     return math.exp(mean(logs)) if logs else None
 
 
-def _core(groups: dict[str, list], thresholds: Sequence[float], baseline, n_boot: int, seed: int,
-          confidence: float) -> dict[str, Any]:
+def _fast_p(groups: dict[str, list], thresholds: Sequence[float], baseline, rule, n_boot: int, seed: int,
+            confidence: float) -> dict[str, Any]:
     pids = sorted(groups)
     fast = {}
     for p in thresholds:
-        per = per_problem_fast_p({pid: groups[pid] for pid in pids}, p, baseline, None)
+        per = per_problem_fast_p(groups, p, baseline, None, rule)
         fast[_key(p)] = _with_ci([per[pid] for pid in pids], lambda xs: mean(xs) if xs else None,
                                  n_boot, seed, confidence)
+    return fast
+
+
+def _core(groups: dict[str, list], thresholds: Sequence[float], baseline, n_boot: int, seed: int,
+          confidence: float, interval_rule: bool) -> dict[str, Any]:
+    pids = sorted(groups)
     logs = [best_logs(groups[pid], baseline, None) for pid in pids]
     geo = _with_ci(logs, _geo, n_boot, seed, confidence)
     geo["n"] = sum(len(x) for x in logs)
-    return {"problems": len(pids), "fast_p": fast, "geomean_speedup": geo}
+    block = {"problems": len(pids), "fast_p": _fast_p(groups, thresholds, baseline, qualifies, n_boot, seed,
+                                                      confidence), "geomean_speedup": geo}
+    if interval_rule:
+        block["fast_p_interval_rule"] = _fast_p(groups, thresholds, baseline, qualifies_by_interval, n_boot, seed,
+                                                confidence)
+        rows = [v for pid in pids for t in groups[pid] for v in t]
+        block["interval_rule"] = interval_counts(rows, baseline)
+    return block
 
 
 def summary(verdicts: Iterable[Mapping[str, Any]], *, baselines: Optional[Mapping[str, Mapping[str, float]]] = None,
             thresholds: Sequence[float] = FAST_P_SET, ks: Sequence[int] = (1, 5, 10), n_boot: int = 1000,
-            seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+            seed: int = 0, confidence: float = 0.95, interval_rule: bool = True) -> dict[str, Any]:
     """Everything at once, JSON-able. Keys:
 
     rows, problems (every row and problem read, unjudgeable ones included), verdicts (counts), left_out
@@ -65,8 +80,12 @@ def summary(verdicts: Iterable[Mapping[str, Any]], *, baselines: Optional[Mappin
     n_boot, seed, and "baselines": {"eager": ..., NAME: ...} (eager from the rows' own speedups, NAME from
     `baselines`: problem_id -> baseline ms), each with
       fast_p            {fast_0: {value, ci}, ...}   fast_p_avg over all turns, ci by bootstrap over problems
+      fast_p_interval_rule  the same under the interval rule (speedup_interval.py: at p >= 1 a speedup whose
+                        95% interval includes 1.0 is not counted faster); with interval_rule only
+      interval_rule     {faster, clear, includes_1, unknown}: accepted rows above 1x, and how many of them the
+                        rule keeps as faster, drops for an interval that includes 1.0, or for none known
       geomean_speedup   {value, ci, n}               over accepted, timed trajectories (best per trajectory)
-      by_level          {level: {problems, fast_p, geomean_speedup}}
+      by_level          {level: {problems, fast_p, [fast_p_interval_rule, interval_rule,] geomean_speedup}}
       fast_p_by_turn    {fast_p: {turn: value}}      only when there is more than one turn
       fast_p_at_k       {k: {fast_p: value}}         first-k samples, for k in ks up to the most samples
       pass_at_k         {k: {value, ci}}             unbiased, p = 0, for k in ks up to the fewest samples
@@ -89,8 +108,9 @@ def summary(verdicts: Iterable[Mapping[str, Any]], *, baselines: Optional[Mappin
     for pid, trajs in groups.items():
         levels.setdefault(level_of(trajs[0][0]), {})[pid] = trajs
     for name, baseline in named.items():
-        block = _core(groups, thresholds, baseline, n_boot, seed, confidence)
-        block["by_level"] = {str(lvl): _core(levels[lvl], thresholds, baseline, n_boot, seed, confidence)
+        block = _core(groups, thresholds, baseline, n_boot, seed, confidence, interval_rule)
+        block["by_level"] = {str(lvl): _core(levels[lvl], thresholds, baseline, n_boot, seed, confidence,
+                                             interval_rule)
                              for lvl in sorted(levels)}
         if turns > 1:
             block["fast_p_by_turn"] = {_key(p): {str(t): v
@@ -125,6 +145,14 @@ def _cell(entry: Mapping[str, Any], digits: int = 2) -> str:
     return value if not ci else f"{value} [{_fmt(ci[0], digits)}, {_fmt(ci[1], digits)}]"
 
 
+def interval_rule_line(counts: Mapping[str, int]) -> str:
+    """What the interval rule did to the rows fast_p would count faster than 1x."""
+    return (f"interval rule (fast_p at p >= {RULE_FROM_P:g} counts a speedup only if its 95% interval is above 1): "
+            f"{counts.get('faster', 0)} accepted row(s) above 1x, {counts.get('clear', 0)} clear of 1, "
+            f"{counts.get('includes_1', 0)} with an interval that includes 1, {counts.get('unknown', 0)} with "
+            "no interval (not counted faster)")
+
+
 def summary_table(s: Mapping[str, Any]) -> str:
     """A readable rendering of summary()."""
     tally = ", ".join(f"{n} {k}" for k, n in sorted(s.get("verdicts", {}).items()))
@@ -143,9 +171,14 @@ def summary_table(s: Mapping[str, Any]) -> str:
         for label, b in scopes:
             table.append([label, str(b.get("problems", 0))] + [_cell(b["fast_p"][k]) for k in keys]
                          + [_cell(b["geomean_speedup"]) + f" (n={b['geomean_speedup'].get('n', 0)})"])
+            if "fast_p_interval_rule" in b:
+                table.append([f"{label}, interval rule", ""] + [_cell(b["fast_p_interval_rule"][k]) for k in keys]
+                             + [""])
         widths = [max(len(r[i]) for r in table) for i in range(len(header))]
         lines.append("")
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+        if block.get("interval_rule"):
+            lines.append(interval_rule_line(block["interval_rule"]))
         if block.get("fast_p_by_turn"):
             lines.append("best so far by turn:")
             for key, per_turn in block["fast_p_by_turn"].items():
@@ -160,4 +193,6 @@ def summary_table(s: Mapping[str, Any]) -> str:
     left = left_out_line(s.get("left_out") or {})
     if left:
         lines += ["", left]
+    if s.get("noise_floor"):   # score --floor
+        lines += ["", floor_line(s["noise_floor"])]
     return "\n".join(lines)

@@ -48,10 +48,14 @@ def turn_of(v: Mapping[str, Any]) -> int:
     return t if isinstance(t, int) and not isinstance(t, bool) else 0
 
 
+# a row's test for fast_p: verdict_rows.qualifies, or speedup_interval.qualifies_by_interval
+Rule = Callable[[Mapping[str, Any], float, Optional[Mapping[str, float]]], bool]
+
+
 def trajectory_qualifies(rows: Sequence[Mapping[str, Any]], p: float, baseline: Optional[Mapping[str, float]],
-                         max_turn: Optional[int]) -> bool:
-    """Whether any row of the trajectory up to max_turn (None: any turn) qualifies for fast_p."""
-    return any(qualifies(v, p, baseline) for v in rows if max_turn is None or turn_of(v) <= max_turn)
+                         max_turn: Optional[int], rule: Rule = qualifies) -> bool:
+    """Whether any row of the trajectory up to max_turn (None: any turn) qualifies for fast_p by `rule`."""
+    return any(rule(v, p, baseline) for v in rows if max_turn is None or turn_of(v) <= max_turn)
 
 
 def mean(values: Sequence[float]) -> float:
@@ -59,9 +63,10 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def per_problem_fast_p(groups: Mapping[str, list], p: float, baseline, max_turn) -> dict[str, float]:
-    """problem -> the share of its trajectories that end correct and faster than p (x baseline)."""
-    return {pid: mean([1.0 if trajectory_qualifies(t, p, baseline, max_turn) else 0.0 for t in trajs])
+def per_problem_fast_p(groups: Mapping[str, list], p: float, baseline, max_turn,
+                       rule: Rule = qualifies) -> dict[str, float]:
+    """problem -> the share of its trajectories that end correct and faster than p (x baseline) by `rule`."""
+    return {pid: mean([1.0 if trajectory_qualifies(t, p, baseline, max_turn, rule) else 0.0 for t in trajs])
             for pid, trajs in groups.items()}
 
 

@@ -12,7 +12,7 @@ from kerneljudge import __version__
 from kerneljudge.results.report import assets, curves, tables
 from kerneljudge.results.report.curves import BAND_BOOT, TABLE_BOOT
 from kerneljudge.results.report.html import Markup, esc, json_for_script, page, tag
-from kerneljudge.results.report.problems import details_section, problem_table
+from kerneljudge.results.report.problems import details_section, floor_note, problem_table
 from kerneljudge.results.runs import Run
 from kerneljudge.results.report.sections import breakdown, compare_section, curve_figures, figure, speedup_figures
 
@@ -26,6 +26,8 @@ class ReportSettings:
     source_kb: int = SOURCE_KB        # each solution's source is cut after this many KiB
     with_source: bool = True
     title: str | None = None
+    floor: Mapping[str, Any] | None = None    # a noise floor (results/noise_floor.py): speedups marked against it
+    floor_file: str = ""                       # where it was read from, for the page
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,11 @@ def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]],
         _section("runs", "Runs", tables.runs_table(runs)),
         _section("scores", "Scores", tag("p", f"fast_p averaged over problems, with {100 * 0.95:g}% bootstrap "
                                              f"intervals over problems ({settings.n_boot} resamples), as `kerneljudge "
-                                             "score` reports them.", class_="meta"),
-                 tables.left_out_note(runs, table_summaries) or "", tables.score_table(runs, table_summaries)),
+                                             "score` reports them. The interval rule's rows count a speedup as "
+                                             "faster at p >= 1 only where its own 95% interval lies above 1.",
+                                             class_="meta"),
+                 tables.left_out_note(runs, table_summaries) or "", tables.score_table(runs, table_summaries),
+                 floor_note(runs, settings.floor, settings.floor_file) if settings.floor is not None else ""),
         _section("curves", "fast_p curves", *[figure(f) for f in curve_figs]),
         _section("levels", "Levels", tables.level_table(runs, table_summaries)),
         _section("speedups", "Speedups", *[figure(f) for f in speed_figs]),
@@ -79,9 +84,10 @@ def render(runs: Sequence[Run], baselines: Mapping[str, Mapping[str, float]],
         nav.append(("compare", "Comparison"))
         sections.append(_section("compare", "Comparison", markup))
     nav += [("problems-section", "Problems"), ("details", "Details")]
-    sections.append(_section("problems-section", "Problems", problem_table(runs, settings.with_source)))
+    sections.append(_section("problems-section", "Problems", problem_table(runs, settings.with_source,
+                                                                           settings.floor)))
     sections.append(_section("details", "Verdict details",
-                             details_section(runs, settings.source_kb * 1024, settings.with_source)))
+                             details_section(runs, settings.source_kb * 1024, settings.with_source, settings.floor)))
     body.append(tag("nav", Markup(" ".join(tag("a", label, href=f"#{a}") for a, label in nav))))
     body += sections
     data = {"runs": [{"label": r.label, "source": str(r.source), "summary": s} for r, s in zip(runs, table_summaries)],

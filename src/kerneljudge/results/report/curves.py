@@ -35,9 +35,9 @@ def table_summary(rows: Sequence[Mapping[str, Any]], baselines: Mapping[str, Map
 
 def curve_summary(rows: Sequence[Mapping[str, Any]], baselines: Mapping[str, Mapping[str, float]] | None,
                   n_boot: int = BAND_BOOT, seed: int = 0) -> dict[str, Any]:
-    """score.summary over GRID (ks=1: the curves need no fast_p@k)."""
+    """score.summary over GRID (ks=1: the curves need no fast_p@k; the interval rule is in the tables only)."""
     return score.summary(rows, baselines=dict(baselines or {}) or None, thresholds=GRID, ks=(1,),
-                         n_boot=n_boot, seed=seed)
+                         n_boot=n_boot, seed=seed, interval_rule=False)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The per-problem table (one row per verdict, filtered and sorted by the page's script) and the verdict
 details it links to: reason, error excerpt, findings, timing statistics, top kernels, numerics and the
-solution's source. All of it is untrusted text, escaped on the way in."""
+solution's source; with a noise floor (--floor), where each speedup lies on it. All of it is untrusted text,
+escaped on the way in."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from kerneljudge.results import verdict_rows
 from kerneljudge.results.export import numerics_value
+from kerneljudge.results.noise_floor import NOT_TIMED, floor_line, floor_summary, position
 from kerneljudge.results.report.html import Cell, Markup, esc, fmt, pre, table, tag
 from kerneljudge.results.runs import Run, read_source
 from kerneljudge.results.report.tables import VERDICT_ORDER, ordered, verdict_label
@@ -32,6 +34,27 @@ def _verdict_class(label: str) -> str:
     return {"correct": "v-correct", "correct (held)": "v-held", "unjudgeable": "v-unjudgeable"}.get(label, "v-bad")
 
 
+def _noise(v: Mapping[str, Any], floor: Optional[Mapping[str, Any]]) -> tuple[str, str]:
+    """Where the row's speedup lies on the noise floor: a label for the table ("within noise", "above noise",
+    "below noise" or "-") and a line for the details (the band and the identity copy it came from, or why none)."""
+    if floor is None:
+        return "-", ""
+    where, found = position(v, floor)
+    if where is None:   # say why only for a speedup that could have been placed
+        return "-", "" if found.get("why") == NOT_TIMED else str(found.get("why", ""))
+    low, high = found["band"]
+    ci = found.get("ci95")
+    identity = f"{found['speedup']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+    return where.replace("_", " "), (f"{where.replace('_', ' ')}: band [{low:.3f}, {high:.3f}] on the "
+                                     f"{found['clock']} clock, from the identity copy's {identity}")
+
+
+def floor_note(runs: Sequence[Run], floor: Mapping[str, Any], source: str) -> Markup:
+    """Per run, how its accepted, timed speedups lie on the noise floor (noise_floor.floor_line)."""
+    lines = [f"{run.label}: {floor_line(floor_summary(run.rows, floor, source))}" for run in runs]
+    return tag("p", "Noise floor: a speedup inside its problem's identity-copy band for its clock is within noise "
+                    "(the judge gives an identity copy as much). " + " ".join(lines), class_="note")
+
 
 
 def _reason(v: Mapping[str, Any]) -> str:
@@ -51,14 +74,16 @@ def _index(v: Mapping[str, Any], name: str) -> Optional[int]:
     return x if isinstance(x, int) and not isinstance(x, bool) else None
 
 
-def problem_table(runs: Sequence[Run], with_source: bool = True) -> Markup:
-    """Filters, then the table; row n links to #v{n} (and #v{n}-src)."""
+def problem_table(runs: Sequence[Run], with_source: bool = True, floor: Optional[Mapping[str, Any]] = None) -> Markup:
+    """Filters, then the table; row n links to #v{n} (and #v{n}-src). With a floor, a "noise" column after the
+    speedup."""
     several = len(runs) > 1
+    noise = ["noise"] if floor is not None else []
     headers = (["run"] if several else []) + ["problem", "level", "backend", "sample", "turn", "verdict", "speedup",
-                                              "ref ms", "sol ms", "numerics", "flags", "reason"] + \
+                                              *noise, "ref ms", "sol ms", "numerics", "flags", "reason"] + \
         (["source"] if with_source else [])
     first_num = 1 if several else 0
-    numeric = [first_num + i for i in (1, 3, 4, 6, 7, 8)]
+    numeric = [first_num + i for i in ((1, 3, 4, 6, 8, 9) if noise else (1, 3, 4, 6, 7, 8))]
     rows, attrs = [], []
     n = 0
     for run in runs:
@@ -73,6 +98,7 @@ def problem_table(runs: Sequence[Run], with_source: bool = True) -> Markup:
                 Cell(fmt(_index(v, "sample")), _index(v, "sample")), Cell(fmt(_index(v, "turn")), _index(v, "turn")),
                 Cell(label, cls=_verdict_class(label)),
                 Cell("-" if speedup is None else f"{speedup:.2f}x", speedup),
+                *([_noise(v, floor)[0]] if noise else []),
                 Cell(fmt(_num(v.get("ref_ms"))), _num(v.get("ref_ms"))),
                 Cell(fmt(_num(v.get("sol_ms"))), _num(v.get("sol_ms"))),
                 _d(v.get("numerics")).get("class") or "-", ", ".join(str(f) for f in _l(v.get("flags"))),
@@ -151,7 +177,7 @@ def _numerics(v: Mapping[str, Any]) -> Markup:
     return _kv(pairs)
 
 
-def _facts(v: Mapping[str, Any]) -> Markup:
+def _facts(v: Mapping[str, Any], floor: Optional[Mapping[str, Any]] = None) -> Markup:
     sandbox = _d(v.get("sandbox"))
     usage = _d(v.get("usage"))
     return _kv([
@@ -161,6 +187,7 @@ def _facts(v: Mapping[str, Any]) -> Markup:
          _compact(_d(v.get("problem_outcome")).get("figures")) if verdict_rows.is_unjudgeable(v) else None),
         ("flags", ", ".join(str(f) for f in _l(v.get("flags")))),
         ("speedup", _num(v.get("speedup"))), ("clock", v.get("clock")),
+        ("noise floor", _noise(v, floor)[1] or None),
         ("speedup (device)", _num(v.get("speedup_device"))),
         ("speedup vs fp32 reference", _num(v.get("speedup_vs_fp32_reference"))),
         ("ref ms", _num(v.get("ref_ms"))), ("sol ms", _num(v.get("sol_ms"))),
@@ -193,7 +220,8 @@ def _source(run: Run, v: Mapping[str, Any], n: int, limit_bytes: int) -> Markup:
     return tag("details", Markup(tag("summary", summary) + pre(src.text)), id=f"v{n}-src", open=True)
 
 
-def details_section(runs: Sequence[Run], limit_bytes: int, with_source: bool = True) -> Markup:
+def details_section(runs: Sequence[Run], limit_bytes: int, with_source: bool = True,
+                    floor: Optional[Mapping[str, Any]] = None) -> Markup:
     parts = []
     n = 0
     several = len(runs) > 1
@@ -206,7 +234,7 @@ def details_section(runs: Sequence[Run], limit_bytes: int, with_source: bool = T
             title = " · ".join(x for x in ([run.label] if several else []) + [verdict_rows.problem_of(v), where, label]
                                if x) \
                 + (f" · {speedup:.2f}x" if speedup is not None else "")
-            body = [tag("summary", title), _facts(v)]
+            body = [tag("summary", title), _facts(v, floor)]
             if v.get("error_excerpt"):
                 body += [tag("h3", "error excerpt"), pre(v["error_excerpt"], "excerpt")]
             for heading, block in (("static analysis", _findings(v)), ("numerics", _numerics(v)),

@@ -59,6 +59,9 @@ def score_table(runs: Sequence[Run], summaries: Sequence[Mapping[str, Any]]) -> 
             rows.append([run.label, name, block.get("problems", 0)]
                         + [ci_text(block["fast_p"].get(key(p))) for p in TABLE_P]
                         + [ci_text(geo), geo.get("n", 0)])
+            if "fast_p_interval_rule" in block:   # speedup_interval.py: an interval that includes 1 is not faster
+                rows.append([run.label, f"{name}, interval rule", block.get("problems", 0)]
+                            + [ci_text(block["fast_p_interval_rule"].get(key(p))) for p in TABLE_P] + ["", ""])
     return table(["run", "against", "problems"] + [key(p) for p in TABLE_P] + ["geomean speedup", "n timed"], rows)
 
 
