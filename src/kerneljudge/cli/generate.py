@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kerneljudge.cli.options import ExitCode
+from kerneljudge.cli.options import ExitCode, add_held_out_option
 from kerneljudge.cli.results import add_floor_option, load_floor
 from kerneljudge.core.types import BACKENDS, DEVICES, POLICIES, PRECISIONS
 
@@ -76,6 +76,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--trials", type=int, default=5, help="correctness trials per solution (default 5)")
     p.add_argument("--budget", type=float, default=2.0, help="timing budget per model in seconds (default 2)")
     p.add_argument("--no-timing", action="store_true", help="check correctness only")
+    add_held_out_option(p)
     p.add_argument("--run-timeout", type=float, default=300.0, help="seconds allowed after the build (default 300)")
     p.add_argument("--build-timeout", type=float, default=600.0, help="seconds allowed to build (default 600)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads for reference and solution (default 1)")
@@ -119,7 +120,7 @@ def _settings(args: argparse.Namespace):
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
         request_timeout=args.request_timeout, judge_workers=args.judge_workers, trials=args.trials,
         budget=args.budget, run_timeout=args.run_timeout, build_timeout=args.build_timeout,
-        timing=not args.no_timing, threads=args.threads, cache_dir=args.cache_dir)
+        timing=not args.no_timing, threads=args.threads, cache_dir=args.cache_dir, held_out=args.held_out)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from enum import IntEnum
 
-from kerneljudge.core.types import CLOCKS, CONTRACTS, DEVICES, POLICIES, PRECISIONS, JudgeOptions
+from kerneljudge.core.types import CLOCKS, CONTRACTS, DEVICES, HELD_OUT_MODES, POLICIES, PRECISIONS, JudgeOptions
 
 
 class ExitCode(IntEnum):
@@ -17,6 +17,17 @@ class ExitCode(IntEnum):
     INPUT = 3           # unreadable or unusable input files
     NO_SANDBOX = 4      # --require-sandbox given and the box is incomplete here
     INTERRUPTED = 130   # Ctrl-C; what was reached is kept
+
+
+HELD_OUT_HELP = ("held-out shapes, never shown to a model: aligned (default) changes every size but keeps the "
+                 "benchmark size's alignment (a power of two stays one, other sizes keep their power-of-two factor "
+                 "up to 128); general uses odd sizes (tail handling required); none checks only the benchmark "
+                 "shape, as upstream KernelBench does (every verdict carries the note flag held_out_off)")
+
+
+def add_held_out_option(p: argparse.ArgumentParser) -> None:
+    """--held-out aligned|general|none (every judging command, bench and shapes)."""
+    p.add_argument("--held-out", choices=HELD_OUT_MODES, default=HELD_OUT_MODES[0], help=HELD_OUT_HELP)
 
 
 def add_judge_options(p: argparse.ArgumentParser) -> None:
@@ -31,6 +42,7 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-timing", action="store_true", help="check correctness only")
     p.add_argument("--preset", choices=("auto", "default", "small"), default="auto",
                    help="problem sizes: auto = small on CPU, default on CUDA")
+    add_held_out_option(p)
     p.add_argument("--build-timeout", type=float, default=600.0, help="seconds allowed to build (default 600)")
     p.add_argument("--run-timeout", type=float, default=300.0, help="seconds allowed after the build (default 300)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads for reference and solution (default 1)")
@@ -64,4 +76,5 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
                         build_timeout_s=args.build_timeout, run_timeout_s=args.run_timeout,
                         threads=args.threads, cache_dir=args.cache_dir, numerics=args.numerics, clock=args.clock,
                         reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores,
-                        checks_at_once=args.checks_at_once, require_sandbox=args.require_sandbox)
+                        checks_at_once=args.checks_at_once, require_sandbox=args.require_sandbox,
+                        held_out=args.held_out)

@@ -1,6 +1,7 @@
 """`kerneljudge shapes`: the shapes the judge would use for a problem, and where each came from.
 
-    kerneljudge shapes --problem FILE [--json] [--no-cache] [--timeout S] [--cache-dir DIR]
+    kerneljudge shapes --problem FILE [--held-out aligned|general|none] [--json] [--no-cache] [--timeout S]
+                       [--cache-dir DIR]
 
 Exit codes follow the main CLI: 0 when a plan was made (even an empty one), 3 for an unreadable problem.
 """
@@ -11,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from kerneljudge.cli.options import ExitCode
+from kerneljudge.cli.options import ExitCode, add_held_out_option
 
 
 def register(subparsers: Any) -> None:
@@ -23,9 +24,11 @@ def register(subparsers: Any) -> None:
                     "overrides the judge uses and where they come from: the problem's own SMALL / HELD_OUT / "
                     "HELD_OUT_SMALL ('metadata'), derived from its size constants and checked by running the "
                     "reference in a child process ('derived'), or nothing ('none'); the held-out shape far "
-                    "below the benchmark size (threat B13) is marked. Plans are cached. "
+                    "below the benchmark size (threat B13) is marked; --held-out picks the rule the judge would "
+                    "use (the same option as eval's). Plans are cached. "
                     "Rules and budgets: docs/formats.md, 'Derived presets and held-out shapes'.")
     p.add_argument("--problem", required=True, metavar="FILE", help="problem .py (class Model, get_inputs, ...)")
+    add_held_out_option(p)
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     p.add_argument("--no-cache", action="store_true", help="derive again instead of using a cached plan")
     p.add_argument("--timeout", type=float, default=120.0,
@@ -43,7 +46,8 @@ def cmd_shapes(args: argparse.Namespace) -> int:
     except ProblemError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
         return ExitCode.INPUT
-    plan = resolve(problem, args.cache_dir, timeout_s=args.timeout, use_cache=not args.no_cache)
+    plan = resolve(problem, args.cache_dir, timeout_s=args.timeout, use_cache=not args.no_cache,
+                   mode=args.held_out)
     if args.json:
         print(plan.to_json())
         return ExitCode.OK

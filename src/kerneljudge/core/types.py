@@ -19,6 +19,9 @@ POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")
 CONTRACTS = ("tf32", "fp32", "kernelbench")   # numerics contracts: docs/numerics.md
 CLOCKS = ("end_to_end", "device")              # which time `speedup` (and fast_p) uses
+# Held-out shapes (docs/formats.md): aligned keeps the benchmark sizes' power-of-two alignment (default), general
+# uses odd sizes, none checks only the benchmark shape (upstream KernelBench's own semantics)
+HELD_OUT_MODES = ("aligned", "general", "none")
 
 # Flags that stop a correct solution from counting for fast_p (they need a human look or are cheats).
 BLOCKING_FLAGS = frozenset({
@@ -41,6 +44,10 @@ NOTE_FLAGS = frozenset({
     "unsandboxed",              # a layer of the solution's box was missing (verdict field `sandbox` names it)
     "profile_failed",
     "checked_alone_again",      # ran out of device memory beside other solutions' checks: judged again alone
+    "preset_fitted",            # the problem's reference cannot run within the device's memory at its own sizes:
+                                # judged at a derived preset that fits (verdict field `shapes` names the sizes)
+    "contract_tightened",       # degenerate under the chosen contract but not under fp32: judged under fp32
+    "held_out_off",             # no held-out shapes were checked (--held-out none: upstream's own semantics)
 })
 
 
@@ -56,7 +63,7 @@ class JudgeOptions:
     run_timeout_s: float = 300.0    # everything after the build
     time_budget_s: float = 2.0      # adaptive timing budget per model (reference, solution)
     timing: bool = True             # time correct solutions
-    held_out: bool = True           # also check the problem's held-out shapes
+    held_out: str = "aligned"       # held-out shapes: aligned | general | none (True / False: aligned / none)
     preset: str = "auto"            # auto (small on CPU) | default | small
     threads: int = 1                # CPU threads for reference and solution alike
     cache_dir: str | None = None    # builds and reference-time cache; default ~/.cache/kerneljudge
@@ -79,6 +86,10 @@ class JudgeOptions:
             raise ValueError("trials must be at least 1")
         if self.preset not in ("auto", "default", "small"):
             raise ValueError(f"preset must be auto, default or small; got {self.preset!r}")
+        if isinstance(self.held_out, bool):   # the field was a bool before the modes: keep old callers working
+            object.__setattr__(self, "held_out", "aligned" if self.held_out else "none")
+        if self.held_out not in HELD_OUT_MODES:
+            raise ValueError(f"held_out must be one of {', '.join(HELD_OUT_MODES)}; got {self.held_out!r}")
         if self.numerics not in CONTRACTS:
             raise ValueError(f"numerics must be one of {', '.join(CONTRACTS)}; got {self.numerics!r}")
         if self.clock not in CLOCKS:

@@ -51,6 +51,7 @@ class BenchSettings:
     build_timeout: float = 600.0
     timing: bool = True
     threads: int = 1
+    held_out: str = "aligned"               # held-out shapes: aligned | general | none (core.types.HELD_OUT_MODES)
     cache_dir: str | None = None            # the judge's build / reference-time cache
 
 
@@ -94,7 +95,7 @@ def judge_worker_count(s: BenchSettings, device: str) -> int:
 def judge_options(s: BenchSettings, device: str) -> JudgeOptions:
     return JudgeOptions(device=device, precision=s.precision, policy=s.policy, trials=s.trials,
                         time_budget_s=s.budget, run_timeout_s=s.run_timeout, build_timeout_s=s.build_timeout,
-                        timing=s.timing, threads=s.threads, cache_dir=s.cache_dir)
+                        timing=s.timing, threads=s.threads, cache_dir=s.cache_dir, held_out=s.held_out)
 
 
 def make_provider(s: BenchSettings, cache_dir: Path):
@@ -154,7 +155,7 @@ def run_config(s: BenchSettings, ident: Mapping[str, Any], judge_workers: int, p
         "judge": {"device": ident["device"], "policy": s.policy, "precision": s.precision,
                   "trials": s.trials, "time_budget_s": s.budget, "run_timeout_s": s.run_timeout,
                   "build_timeout_s": s.build_timeout, "timing": s.timing, "threads": s.threads,
-                  "preset": "auto", "judge_workers": judge_workers},
+                  "preset": "auto", "held_out": s.held_out, "judge_workers": judge_workers},
         "selection": {"problems": source,
                       "level": s.level, "problem_ids": s.problem_ids, "limit": s.limit},
         "identity": dict(ident),

@@ -34,13 +34,14 @@ class Job:
     def key(self, options: JudgeOptions, device: str) -> str:
         sol_sha = sha256_text(self.solution.read_text())
         return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy, options.numerics,
-                         options.clock])
+                         options.clock, options.held_out])
 
 
 def verdict_key(v: dict[str, Any]) -> str:
+    # a verdict from before the held-out modes was judged at odd held-out sizes: the `general` mode
     return "|".join([v.get("problem_sha256", ""), v.get("solution_sha256", ""), v.get("device", ""),
                      v.get("precision", ""), v.get("policy", ""), v.get("contract", "tf32"),
-                     v.get("clock", "end_to_end")])
+                     v.get("clock", "end_to_end"), (v.get("shapes") or {}).get("held_out_mode", "general")])
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
@@ -92,7 +93,8 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
 
     def plan_and_submit() -> None:
         try:
-            for problem, plan in shapes.resolve_concurrently(unique, options.cache_dir, shape_probes()):
+            for problem, plan in shapes.resolve_concurrently(unique, options.cache_dir, shape_probes(),
+                                                             mode=options.held_out):
                 for job, key in by_problem[problem.path]:
                     future = pool.submit(job.problem, job.solution, options, plan=plan)
                     future.add_done_callback(lambda f, job=job, key=key: finished.put((f, job, key)))

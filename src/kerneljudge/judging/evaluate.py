@@ -58,11 +58,13 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
     text = Path(solution_path).read_text()
     backend = detect_backend(text)
     findings = analyze(text, options.policy, backend)
-    plan = plan if plan is not None else shapes.resolve(problem, options.cache_dir or default_cache_dir())
+    plan = plan if plan is not None else shapes.resolve(problem, options.cache_dir or default_cache_dir(),
+                                                        mode=options.held_out)
     small, preset = judged_preset(problem, plan, options, device)
-    far_below = plan.far_below_for(small) if options.held_out else None
+    checked = options.held_out != "none"   # none: upstream's semantics, the benchmark shape only
+    far_below = plan.far_below_for(small) if checked else None
     ctx = Context(problem, options, device, reference, small, preset,
-                  held_out=plan.held_out_for(small) if options.held_out else [], init_seed=slot.init_seed(problem),
+                  held_out=plan.held_out_for(small) if checked else [], init_seed=slot.init_seed(problem),
                   far_below_index=far_below["index"] if far_below else None)
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     ctx.info["backend"] = backend
@@ -75,10 +77,12 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                 preset="small" if small else "default", findings=tuple(f.to_dict() for f in findings),
                 contract=options.numerics,
                 shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source),
-                        "far_below": far_below})
+                        "far_below": far_below, "held_out_mode": options.held_out})
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
     result: dict[str, Any] = {}
+    if not checked:
+        ctx.flags.add("held_out_off")
     problem_outcome = None
     try:
         _static_gate(findings, backend, device, options)

@@ -4,6 +4,8 @@ Candidates come from the problem's size constants (kerneljudge.shapes.derive); e
 probe of the reference (judging/shapes.py runs it in a trusted child). Every held-out list also gets a variant
 far below its base shape (threat B13, kerneljudge.shapes.far_below), appended unless a listed one already has
 FAR_BELOW_RATIO times fewer input elements. The result is a ShapePlan whose notes say what was kept and why.
+The held-out mode decides the rule (aligned or general, kerneljudge.shapes.derive); with `none` only the small
+preset is derived and the plan lists no held-out shapes, the problem's own included.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from kerneljudge.shapes.scan import Scan
 from kerneljudge.judging.shape_presets import assemble_plan
 from kerneljudge.judging.shape_report import budget_text, measured_summary, mib
 
+NO_HELD_OUT = "none"                # the held-out mode that checks only the benchmark shape
 MAX_SMALL_ROUNDS = 40               # probes spent searching for the small preset
 SLOW_PROBE_S = 2.0                  # a probe slower than this makes the small search take bigger steps
 
@@ -36,25 +39,29 @@ class Probe(Protocol):
 
 
 def derive_plan(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: dict[str, Any],
-                probe: Probe) -> ShapePlan:
-    """The plan: `known` (the problem's own presets) where it has them, the rest derived with `probe`."""
-    notes = [f"constants: {R.describe(roles, scan)}"]
+                probe: Probe, mode: str = derive.ALIGNED) -> ShapePlan:
+    """The plan: `known` (the problem's own presets) where it has them, the rest derived with `probe`, the
+    held-out shapes by the rule of `mode` (aligned | general | none)."""
+    notes = [f"constants: {R.describe(roles, scan)}", held_out_note(mode)]
+    if mode == NO_HELD_OUT:
+        known = {k: v for k, v in known.items() if k == "small"}
+    held = mode != NO_HELD_OUT
     measured: dict[str, Any] = {}
     derived: dict[str, Any] = {}
     far: dict[str, dict[str, Any]] = {}
     base = probe({})
     measured["default"] = measured_summary(base)
     nearby: list[tuple[dict[str, Any], dict[str, Any]]] = []
-    if "held_out" not in known:
+    if held and "held_out" not in known:
         if base["ok"]:
-            nearby = _held_out(derive.Derivation(scan, roles), base, probe, notes, "held-out", False)
+            nearby = _held_out(derive.Derivation(scan, roles, mode=mode), base, probe, notes, "held-out", False)
             derived["held_out"] = [o for o, _ in nearby]
         else:
             notes.append(f"held-out: the reference could not be checked at its default shape ({base.get('error')}), "
                          f"so no other shape can be compared with it")
-    if base["ok"]:
+    if held and base["ok"]:
         listed = listed_variants(known.get("held_out"), nearby, probe, False)
-        _far_below(far, "held_out", derive.Derivation(scan, roles), base, listed, probe, notes, False)
+        _far_below(far, "held_out", derive.Derivation(scan, roles, mode=mode), base, listed, probe, notes, False)
     elif "held_out" in known:
         notes.append(f"held-out far below: the reference could not be checked at its default shape "
                      f"({base.get('error')}), none chosen")
@@ -64,12 +71,12 @@ def derive_plan(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: d
         small, small_result = _search_small(derive.Derivation(scan, roles), base, probe, notes)
         if small is not None:
             derived["small"] = small
-    if small is not None:
+    if small is not None and held:
         small_result = small_result or probe(small, cpu=True, unknown_ok=True)
         if not small_result["ok"]:
             notes.append(f"held-out small: the reference did not run at the small preset ({small_result.get('error')})")
         else:
-            d = derive.Derivation(scan, roles, small)
+            d = derive.Derivation(scan, roles, small, mode=mode)
             nearby = []
             if "held_out_small" not in known:
                 nearby = _held_out(d, small_result, probe, notes, "held-out small", True)
@@ -79,6 +86,16 @@ def derive_plan(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: d
     if small_result is not None:
         measured["small"] = measured_summary(small_result)
     return assemble_plan(known, derived, notes, measured, far)
+
+
+def held_out_note(mode: str) -> str:
+    """The plan's note on which rule made its held-out shapes."""
+    if mode == NO_HELD_OUT:
+        return "held-out shapes: none (--held-out none: only the benchmark shape is checked)"
+    if mode == derive.ALIGNED:
+        return ("held-out shapes: aligned (a power of two stays a power of two, other sizes keep their "
+                "power-of-two factor up to 128)")
+    return "held-out shapes: general (odd sizes)"
 
 
 def _held_out(d: derive.Derivation, base: dict[str, Any], probe: Probe, notes: list[str], what: str,

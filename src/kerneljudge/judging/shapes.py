@@ -2,6 +2,7 @@
 
     plan = resolve(problem, cache_dir)          # ShapePlan: small, held_out, held_out_small, source, notes
     plans = resolve_many(problems, cache_dir)   # one probe child for all of them
+    plan = resolve(problem, cache_dir, mode="general")   # held-out shapes by another rule (HELD_OUT_MODES)
 
 This module runs the probes and hands out plans: the probe child's client (ShapeWorker, problem code never
 runs in this process: worker/shapes.py runs it) and resolve / resolve_many / resolve_concurrently. What they
@@ -21,6 +22,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem
+from kerneljudge.core.types import HELD_OUT_MODES
 from kerneljudge.shapes import roles as R
 from kerneljudge.shapes.plan import ShapePlan
 from kerneljudge.shapes.scan import Scan, scan_text
@@ -28,12 +30,13 @@ from kerneljudge.judging import lint
 from kerneljudge.judging import environment
 from kerneljudge.judging.child import Child
 from kerneljudge.judging.shape_cache import load_plan, plan_path, store_plan
-from kerneljudge.judging.shape_derivation import derive_plan
+from kerneljudge.judging.shape_derivation import NO_HELD_OUT, derive_plan
 from kerneljudge.judging.shape_presets import assemble_plan, metadata_presets
 
 WORKER_MODULE = "kerneljudge.worker.shapes"
 CPU_PROBE_MAX_BYTES = 256 << 20     # the probe builds real tensors only when inputs + parameters fit here
 VALUES_MAX_BYTES = 64 << 20         # a far-below candidate's output is checked for real up to this size
+DEFAULT_MODE = HELD_OUT_MODES[0]    # aligned: held-out sizes keep the benchmark sizes' alignment
 
 
 class ShapeWorker(lint.LintWorker):
@@ -79,10 +82,13 @@ class ShapeProber:
 
 
 def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 120.0,
-            worker: ShapeWorker | None = None, use_cache: bool = True) -> ShapePlan:
-    """The plan for one problem. Never raises for what the problem does; starts a probe child only when the
-    problem has size constants and no cached plan exists (in `worker` when given, else a fresh one): even
-    a problem with all its metadata is probed once, for its far-below held-out shape."""
+            worker: ShapeWorker | None = None, use_cache: bool = True, mode: str = DEFAULT_MODE) -> ShapePlan:
+    """The plan for one problem, its held-out shapes by the rule of `mode` (aligned | general | none). Never
+    raises for what the problem does; starts a probe child only when the problem has size constants and no
+    cached plan exists (in `worker` when given, else a fresh one): even a problem with all its metadata is
+    probed once, for its far-below held-out shape."""
+    if mode not in HELD_OUT_MODES:
+        raise ValueError(f"held-out mode must be one of {', '.join(HELD_OUT_MODES)}; got {mode!r}")
     cache_dir = cache_dir or default_cache_dir()
     try:
         text = Path(problem.path).read_text()
@@ -90,6 +96,8 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         return assemble_plan(metadata_presets(problem, Scan()), {}, [f"cannot read the problem file: {exc}"])
     known = metadata_presets(problem, scan)
+    if mode == NO_HELD_OUT:
+        known = {k: v for k, v in known.items() if k == "small"}
     try:
         roles = R.classify(scan)
     except Exception as exc:  # a rule bug must not stop judging
@@ -98,14 +106,14 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
         why = "no module-level integer size constants" if not scan.constants else \
             f"no constant is a size ({R.describe(roles, scan)})"
         return assemble_plan(known, {}, [f"nothing to derive: {why}"])
-    cache = plan_path(cache_dir, text)
+    cache = plan_path(cache_dir, text, mode)
     cached = load_plan(cache) if use_cache else None
     if cached is not None:
         return cached
     own = worker is None
     worker = worker or ShapeWorker(cache_dir)
     try:
-        plan = derive_plan(problem, scan, roles, known, ShapeProber(worker, problem.path, timeout_s))
+        plan = derive_plan(problem, scan, roles, known, ShapeProber(worker, problem.path, timeout_s), mode)
     except ProbeFailed as exc:
         return assemble_plan(known, {}, [f"the shape probe failed, nothing derived: {exc}"])
     except Exception as exc:  # a derivation bug must not stop judging; the note says what happened
@@ -118,20 +126,21 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
 
 
 def resolve_many(problems: Iterable[Problem], cache_dir: str | None = None, timeout_s: float = 120.0,
-                 use_cache: bool = True, progress: Callable[[str], None] | None = None) -> list[ShapePlan]:
+                 use_cache: bool = True, progress: Callable[[str], None] | None = None,
+                 mode: str = DEFAULT_MODE) -> list[ShapePlan]:
     """Plans for many problems, probed in ONE child process (started only if some plan must be derived)."""
     cache_dir = cache_dir or default_cache_dir()
     plans = []
     with ShapeWorker(cache_dir) as worker:
         for problem in problems:
-            plans.append(resolve(problem, cache_dir, timeout_s, worker, use_cache))
+            plans.append(resolve(problem, cache_dir, timeout_s, worker, use_cache, mode))
             if progress is not None:
                 progress(f"shapes {problem.id}: " + ", ".join(f"{k} {v}" for k, v in plans[-1].source.items()))
     return plans
 
 
 def resolve_concurrently(problems: Iterable[Problem], cache_dir: str | None = None, probes: int = 1,
-                         timeout_s: float = 120.0) -> Iterator[tuple[Problem, ShapePlan]]:
+                         timeout_s: float = 120.0, mode: str = DEFAULT_MODE) -> Iterator[tuple[Problem, ShapePlan]]:
     """(problem, plan) for many problems, as each is ready: `probes` probe children work side by side (a cold
     plan for an upstream problem takes a few seconds of real forwards on the CPU; 250 of them one after another
     kept a batch from judging anything for ten minutes). Yields in the order the plans finish, which for equal
@@ -145,7 +154,7 @@ def resolve_concurrently(problems: Iterable[Problem], cache_dir: str | None = No
     def one(problem: Problem) -> tuple[Problem, ShapePlan]:
         worker = idle.get()
         try:
-            return problem, resolve(problem, cache_dir, timeout_s, worker)
+            return problem, resolve(problem, cache_dir, timeout_s, worker, mode=mode)
         finally:
             idle.put(worker)
 

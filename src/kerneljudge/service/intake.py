@@ -140,6 +140,8 @@ def parse_options(raw: Any, defaults: JudgeOptions, device: str, where: str = "t
 
 
 def _typed(name: str, value: Any, default: Any, where: str) -> Any:
+    if name == "held_out" and isinstance(value, bool):
+        return value   # a mode now; a client from before the modes sends true / false (JudgeOptions maps them)
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):

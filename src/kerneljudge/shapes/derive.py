@@ -4,17 +4,20 @@ Sizes are the constants roles.py calls `batch` or `feature`. Constants of equal 
 form one group and change together (square matrices stay square, `seq_len == max_seqlen` stays equal); constants
 computed from others are recomputed, so the file's own relations hold.
 
-Held-out values (`nearby`): a size v that must stay a multiple of d (heads, groups) becomes d * q' with q'
-odd, so the new value is not a multiple of 8 (unless d is) nor of v. Down: the largest such value below v;
-up: the smallest above. Candidates, in order of preference (only the ones that change something):
+Held-out values come from one of two rules (the mode, JudgeOptions.held_out). `aligned` (the default,
+alignment.py): a power of two stays a power of two, other sizes keep their power-of-two factor up to 128, so a
+kernel that tiles aligned sizes without tails passes and one that hard-codes a size does not. `general`
+(`nearby`): a size v that must stay a multiple of d (heads, groups) becomes d * q' with q' odd, so the new value
+is not a multiple of 8 (unless d is) nor of v. Either way, down: the largest such value below v; up: the
+smallest above. Candidates, in order of preference (only the ones that change something):
 
   1. mixed: features up, batch down enough to pay for them (bytes estimated as a product of the sizes;
      the probe measures the real bytes), so a kernel that hard-codes a feature width sees a wider one;
   2. all down: every size a little below, so memory can only shrink;
   3. batch only, 4. features only: each alone, for references that reject changing both;
-  5. all down to twice an odd number, for references that need even sizes (rotary embeddings);
-  6. all down keeping each size's power-of-two factor (256 -> 224 = 7 x 32), for references that halve a
-     size several times (U-Nets): the one family whose values may be multiples of 8.
+  5. (general only) all down to twice an odd number, for references that need even sizes (rotary embeddings);
+  6. (general only) all down keeping each size's power-of-two factor (256 -> 224 = 7 x 32), for references
+     that halve a size several times (U-Nets): the one family whose values may be multiples of 8.
 Without a batch-like size, the largest size plays the batch's part in 1 (down, paying for the others).
 
 The probe then drops a variant the reference rejects, whose output structure differs, or whose bytes exceed
@@ -22,7 +25,8 @@ the benchmark shape's.
 
 Far-below variant (threat B13: code that branches on the input size, `stride = numel // 100_000_000`, never
 meets a nearby shape): every size divided by one common scale, so sizes that must stay equal stay equal,
-then rounded down to a value of one family (odd first; FAR_BELOW_FAMILIES), never below FAR_BELOW_FLOOR.
+then rounded down to a value of one family (aligned: the same rule as above, 4096 -> 256; general: odd
+first, FAR_BELOW_FAMILIES), never below FAR_BELOW_FLOOR.
 The scale is searched with probes (far_below.py) until the input elements are at most far_below_target():
 FAR_BELOW_RATIO times fewer than the base shape's, and at most FAR_BELOW_ELEMENTS.
 
@@ -36,6 +40,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from kerneljudge.shapes import alignment
 from kerneljudge.shapes import roles as R
 from kerneljudge.shapes.scan import Scan, is_int, recompute
 
@@ -56,6 +61,7 @@ FAR_BELOW_FLOOR = 3                  # no size goes below 3 by shrinking (1 make
 # divisor is); twice an odd number (rotary embeddings, complex views); the size's power-of-two factor kept
 # (U-Nets halve a size several times); plain multiples of the divisor, the last resort
 FAR_BELOW_FAMILIES = ("odd", "even", "power-of-two factors kept", "plain")
+ALIGNED, GENERAL = "aligned", "general"   # the held-out modes that derive shapes (core.types.HELD_OUT_MODES)
 
 Group = tuple[str, int, int]         # (kind, value at the base shape, divisor)
 
@@ -69,10 +75,14 @@ class Variant:
 class Derivation:
     """Sizes of one problem at a base shape (the file's defaults, or those plus a preset's overrides)."""
 
-    def __init__(self, scan: Scan, roles: dict[str, R.Role], base: dict[str, Any] | None = None):
+    def __init__(self, scan: Scan, roles: dict[str, R.Role], base: dict[str, Any] | None = None,
+                 mode: str = ALIGNED):
+        if mode not in (ALIGNED, GENERAL):
+            raise ValueError(f"held-out shapes are derived in mode aligned or general, not {mode!r}")
         self.scan = scan
         self.roles = roles
         self.base = dict(base or {})
+        self.mode = mode
         self.env: dict[str, Any] = {**scan.others, **{n: c.value for n, c in scan.constants.items()}, **self.base}
         self.divisors: dict[Group, int] = {}
         for name in R.sizes(roles):
@@ -109,30 +119,17 @@ class Derivation:
     # ---------------------------------------------------------------------------------------- held out
 
     def held_out(self) -> list[Variant]:
+        """Candidate held-out shapes by this derivation's rule, in order of preference, each changing something."""
         groups = self.groups
-        batches = [g for g in groups if g[0] == R.BATCH]
-        feats = [g for g in groups if g[0] == R.FEATURE]
-        # without a batch-like size, the largest size pays for the others going up
-        payers = batches or ([max(feats, key=lambda g: g[1])] if len(feats) > 1 else [])
-        risers = [g for g in feats if g not in payers]
-        down = {g: nearby(g[1], self.divisors[g]) for g in groups}
-        plans: list[tuple[str, dict[Group, int]]] = []
-        if payers and risers:
-            up = {g: nearby(g[1], self.divisors[g], up=True) for g in risers}
-            share = math.prod(up[g] / g[1] for g in risers if up[g]) ** (1.0 / len(payers))
-            lowered = {g: nearby(g[1], self.divisors[g], limit=int(g[1] / share)) for g in payers}
-            label = "mixed: features up, batch down" if batches else "mixed: largest size down, others up"
-            plans.append((label, {**_known(up), **_known(lowered)}))
-        plans.append(("all sizes down", _known(down)))
-        if batches and feats:
-            plans.append(("batch only, down", _known({g: down[g] for g in batches})))
-            plans.append(("features only, down", _known({g: down[g] for g in feats})))
-        # for references that need even sizes (rotary embeddings, complex views): twice an odd number
-        plans.append(("all sizes down, even", _known({g: nearby(g[1], g[2], even=True) for g in groups})))
-        # last: for references that halve a size several times (U-Nets, pyramids), keep its power-of-two
-        # factor (256 -> 224 = 7 x 32); these may be multiples of 8, but still not of the original
-        aligned = {g: nearby(g[1], g[2] * _pow2_unit(g[1] // g[2])) for g in groups}
-        plans.append(("all sizes down, power-of-two factors kept", _known(aligned)))
+        step = alignment.aligned_nearby if self.mode == ALIGNED else nearby
+        plans = self._nearby_plans(step)
+        if self.mode == GENERAL:
+            # for references that need even sizes (rotary embeddings, complex views): twice an odd number
+            plans.append(("all sizes down, even", _known({g: nearby(g[1], g[2], even=True) for g in groups})))
+            # last: for references that halve a size several times (U-Nets, pyramids), keep its power-of-two
+            # factor (256 -> 224 = 7 x 32); these may be multiples of 8, but still not of the original
+            kept = {g: nearby(g[1], g[2] * _pow2_unit(g[1] // g[2])) for g in groups}
+            plans.append(("all sizes down, power-of-two factors kept", _known(kept)))
         variants, seen = [], []
         for label, mapping in plans:
             found = self.overrides(mapping)
@@ -140,6 +137,28 @@ class Derivation:
                 seen.append(found)
                 variants.append(Variant(label, found))
         return variants
+
+    def _nearby_plans(self, step) -> list[tuple[str, dict[Group, int]]]:
+        """Candidates 1-4 of the module docstring, with `step(value, divisor, up=, limit=)` giving new values."""
+        groups = self.groups
+        batches = [g for g in groups if g[0] == R.BATCH]
+        feats = [g for g in groups if g[0] == R.FEATURE]
+        # without a batch-like size, the largest size pays for the others going up
+        payers = batches or ([max(feats, key=lambda g: g[1])] if len(feats) > 1 else [])
+        risers = [g for g in feats if g not in payers]
+        down = {g: step(g[1], self.divisors[g]) for g in groups}
+        plans: list[tuple[str, dict[Group, int]]] = []
+        if payers and risers:
+            up = {g: step(g[1], self.divisors[g], up=True) for g in risers}
+            share = math.prod(up[g] / g[1] for g in risers if up[g]) ** (1.0 / len(payers))
+            lowered = {g: step(g[1], self.divisors[g], limit=int(g[1] / share)) for g in payers}
+            label = "mixed: features up, batch down" if batches else "mixed: largest size down, others up"
+            plans.append((label, {**_known(up), **_known(lowered)}))
+        plans.append(("all sizes down", _known(down)))
+        if batches and feats:
+            plans.append(("batch only, down", _known({g: down[g] for g in batches})))
+            plans.append(("features only, down", _known({g: down[g] for g in feats})))
+        return plans
 
     # ------------------------------------------------------------------------------------- far below
 
@@ -155,9 +174,16 @@ class Derivation:
         return [n for n in R.sizes(self.roles) if self.roles[n].kind == kind and self.roles[n].divisor == divisor
                 and value in _elements(self.env[n])]
 
-    def top_scale(self, still: frozenset[Group] = frozenset()) -> float:
+    def top_scale(self, still: frozenset[Group] = frozenset(), family: str = "odd") -> float:
         """The scale past which no size shrinks any more (each at its floor); 1.0 when none can shrink."""
+        if family == ALIGNED:   # the floor of an aligned size is its smallest allowed value, not one unit
+            least = {g: far_below_value(g[1], self.divisors[g], math.inf, family) for g in self.groups}
+            return max([g[1] / least[g] for g in self.groups if g not in still] + [1.0])
         return max([g[1] / _far_floor(self.divisors[g]) for g in self.groups if g not in still] + [1.0])
+
+    def far_below_families(self) -> tuple[str, ...]:
+        """The families a far-below size may be rounded to under this derivation's rule, in order of preference."""
+        return (ALIGNED,) if self.mode == ALIGNED else FAR_BELOW_FAMILIES
 
     # ------------------------------------------------------------------------------------------- small
 
@@ -220,11 +246,14 @@ def far_below_target(base_elements: int) -> int:
 
 def far_below_value(value: int, divisor: int, scale: float, family: str) -> int:
     """`value` divided by `scale`, rounded down to a multiple of `divisor` of the given family (an odd
-    number of units, twice one, an odd number of the value's power-of-two unit, or any number), never below
-    the floor (FAR_BELOW_FLOOR or the divisor); the value itself when it is at the floor already."""
+    number of units, twice one, an odd number of the value's power-of-two unit, any number, or `aligned`:
+    alignment.aligned_far_below), never below the floor (FAR_BELOW_FLOOR or the divisor); the value itself
+    when it is at the floor already."""
     floor = _far_floor(divisor)
     if value <= floor:
         return value
+    if family == ALIGNED:
+        return alignment.aligned_far_below(value, divisor, scale, floor)
     room = max(value / scale, floor)
     if family == "plain":
         unit, odd = divisor, False

@@ -7,10 +7,11 @@ input elements than its base shape: a listed one when there is one, else one fou
     record = choose(derivation, base_result, listed, probe, notes, "held-out", small=False, slow=False)
 
 Candidates come from Derivation.shrunk (derive.py): every size divided by one scale, rounded to a family of
-values. A candidate counts when the probe accepts it with the base's output structure, at most its bytes,
-and a finite output that changes with the inputs (checked for real on the CPU where it fits). The scale is
-searched until the input elements fall between target / FAR_BELOW_SLACK and the target
-(derive.far_below_target); failing that, the accepted candidate with the fewest elements is used.
+values (by the derivation's mode: aligned sizes, or odd ones first). A candidate counts when the probe
+accepts it with the base's output structure, at most its bytes, and a finite output that changes with the
+inputs (checked for real on the CPU where it fits). The scale is searched until the input elements fall
+between target / FAR_BELOW_SLACK and the target (derive.far_below_target); failing that, the accepted
+candidate with the fewest elements is used.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def listed_variants(metadata: list[dict[str, Any]] | None, nearby: list[tuple[di
 def choose(d: derive.Derivation, base: dict[str, Any], listed: list[Listed], probe: Probe, notes: list[str],
            what: str, small: bool, slow: bool) -> dict[str, Any] | None:
     """The far-below record of a held-out list ({index, source, input_elements, base_input_elements}): a
-    listed variant that already has FAR_BELOW_RATIO times fewer input elements, else one found by shrinking
+    listed variant that already has FAR_BELOW_RATIO times fewer input elements (a derived one must also be
+    at most far_below_target), else one found by shrinking
     every size, which is to be appended (its overrides under "overrides") when it has fewer input elements
     than every listed one; None when there is none (the notes say why). `small`: the base is the CPU preset
     (candidates may run on the CPU to be sized); `slow`: probes are slow, spend fewer."""
@@ -61,8 +63,12 @@ def choose(d: derive.Derivation, base: dict[str, Any], listed: list[Listed], pro
         notes.append(f"{what} far below: the base shape has no input elements to shrink (or they could not be "
                      f"measured), none chosen")
         return None
+    target = derive.far_below_target(base_elements)
     for index, (overrides, elements, source) in enumerate(listed):
-        if elements is not None and elements * derive.FAR_BELOW_RATIO <= base_elements:
+        # a nearby derived shape can be 10x smaller too (the aligned rule halves every size: 16x for four of
+        # them) without reaching the far-below scale; only the problem's own listed shapes count by ratio alone
+        far_enough = source == "metadata" or (elements is not None and elements <= target)
+        if elements is not None and elements * derive.FAR_BELOW_RATIO <= base_elements and far_enough:
             notes.append(f"{what} far below: listed {show(overrides)} already has {base_elements / elements:.3g}x "
                          f"fewer input elements than its base shape")
             return _record(index, source, elements, base_elements)
@@ -83,15 +89,16 @@ def _record(index: int, source: str, elements: int, base_elements: int) -> dict[
 
 def _search(d: derive.Derivation, base: dict[str, Any], probe: Probe, notes: list[str], what: str, small: bool,
             slow: bool) -> tuple[dict[str, Any], int] | None:
-    """Every size divided by one scale and rounded to a family of values: odd, even, odd with one size left
-    as it is (a width the reference needs a power of two for), then the other families. The first candidate
-    at or below the target wins; else the one with the fewest input elements."""
+    """Every size divided by one scale and rounded to a family of values: aligned (the derivation's mode
+    `aligned`), then aligned with one size left as it is; or odd, even, odd with one size left as it is (a
+    width the reference needs a power of two for), then the other families (mode `general`). The first
+    candidate at or below the target wins; else the one with the fewest input elements."""
     base_elements = input_elements(base) or 0
     target = derive.far_below_target(base_elements)
-    families = list(derive.FAR_BELOW_FAMILIES)
+    families = list(d.far_below_families())
     attempts = [(family, frozenset()) for family in families[:2]]
     if len(d.groups) > 1:
-        attempts += [("odd", frozenset({g})) for g in d.groups]
+        attempts += [(families[0], frozenset({g})) for g in d.groups]
     attempts += [(family, frozenset()) for family in families[2:]]
     # budget[0]: probes left; budget[1]: candidates so far whose output ignored the inputs
     budget = [FAR_BELOW_SLOW_PROBES if slow else FAR_BELOW_PROBES, 0]
@@ -127,7 +134,7 @@ def _scale_search(d: derive.Derivation, base: dict[str, Any], family: str, still
     which elements fell so far (elements ~ scale ** -rate), kept strictly between the largest scale that
     shrank too little and the smallest that was rejected or shrank too much (else their geometric middle)."""
     base_elements = input_elements(base) or 0
-    top = d.top_scale(still)
+    top = d.top_scale(still, family)
     if top <= 1.0:
         return None
     low, high = 1.0, math.inf      # shrank too little / rejected or shrank too much
