@@ -1,6 +1,6 @@
 """Probe (issue 33): which step of the reference process's life makes identical forward code slower there than in
 a solution's process. One fresh process per problem runs the reference worker's own handlers in order (hello,
-prepare, expect, count, park) and, before the first and after each, times the problem's model with the reference's
+prepare, expect, count, device_time, a plain profiler session, park) and, before the first and after each, times the problem's model with the reference's
 own timing round (worker/reference.py _round: end-to-end, host launch included). Prints one JSON line per problem.
 
     python lab/host_bias_probe.py PROBLEM.py [PROBLEM.py ...] [--calls 30]
@@ -40,6 +40,11 @@ R.handle_expect({**base, "token": "t", "seeds": [secrets.randbits(62) for _ in r
                  "tolerance": None}, write_fd); rows.append(timed("after expect (workload, floors, degenerate)"))
 rows.append(timed("the reference's own model (prepared on the CPU, moved)", next(iter(R._models.values()))[1]))
 R.handle_count({"problem_path": path, "device": "cuda"}, write_fd); rows.append(timed("after count"))
+R.handle_device_time({**base, "seed": secrets.randbits(62), "budget_s": 0.5, "tf32": False}, write_fd)
+rows.append(timed("after device_time (profiler, graph capture and replays)"))
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]):
+    model(*loading.make_inputs(problem, 1, "cuda", "fp32")); torch.cuda.synchronize()
+rows.append(timed("after a plain torch.profiler session"))
 R.handle_forget({"token": "t", "device": "cuda"}, write_fd)
 R.handle_park({"device": "cuda"}, write_fd); rows.append(timed("after park"))
 print(json.dumps({"problem": os.path.basename(path), "rows": rows}), flush=True)

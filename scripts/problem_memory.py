@@ -25,14 +25,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")   # shapes only: one thread is ple
 
 import torch
 
-from kerneljudge.judging.reference import INPUTS_PER_JUDGEMENT
+from kerneljudge.judging.reference import estimated_need
 from kerneljudge.worker import loading, reference_memory
 
 
 def need_bytes(figures: dict[str, int]) -> int:
     """ReferenceService.device_need's estimate for a problem whose peak has not been measured yet."""
-    data = max(figures["input_bytes"], figures["activation_bytes"])
-    return 2 * figures["model_bytes"] + INPUTS_PER_JUDGEMENT * data
+    return estimated_need(figures) or 0
 
 
 def estimate(path: str, precision: str) -> dict[str, Any]:

@@ -58,7 +58,7 @@ def test_every_named_fixture_is_here():
     names = {path.stem for _, path, _, _, _ in CASES}
     assert {"heavy_mean__atomics_triton", "heavy_mean__strided_partial", "hinge_mean__partial", "scale_relu__bf16",
             "small_matmul__split_k_triton", "small_matmul__tf32_operands", "noise_mean__constant",
-            "reference_fails__identity"} <= names
+            "reference_fails__identity", "cancelling_matmul__identity", "cancelling_matmul__tf32_operands"} <= names
 
 
 @pytest.mark.slow
@@ -71,6 +71,8 @@ def test_numerics_fixture(problem, solution, contract, expected, outcome, judges
     assert verdict.accepted == (expected == "correct"), detail
     if expected == "correct" and (verdict.numerics or {}).get("class") == "tf32":
         assert "reduced_precision" in verdict.flags, detail
+    if "cancelling_matmul" in problem.name and contract == "tf32":   # degenerate under tf32 alone: judged under fp32
+        assert verdict.contract == "fp32" and "contract_tightened" in verdict.flags, detail
     if outcome:
         assert (verdict.problem_outcome or {}).get("kind") == outcome, detail
         assert "reference_error" not in verdict.flags, detail

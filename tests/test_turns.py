@@ -8,7 +8,7 @@ import time
 from .conftest import FIXTURES, wait_for
 
 from kerneljudge.judging.executors.local import JudgePool
-from kerneljudge.judging.device_memory import CONTEXT_BYTES, DeviceMemory
+from kerneljudge.judging.device_memory import SOLUTION_PROCESS_BYTES, DeviceMemory
 from kerneljudge.judging.turns import DeviceTurns, Hold, checks_at_once
 from kerneljudge.core.problem import read_problem
 from kerneljudge.core.types import JudgeOptions
@@ -281,7 +281,7 @@ def test_a_judgement_admitted_with_limit_one_has_the_memory_to_itself():
 def test_a_hold_of_unknown_need_takes_an_even_share_of_the_budget():
     turns = DeviceTurns(memory_bytes=1000)
     hold = Hold(turns, 4, lambda s: None, need=None)
-    assert hold.need == turns.budget // 4 + CONTEXT_BYTES   # and the solution's CUDA context
+    assert hold.need == turns.budget // 4 + SOLUTION_PROCESS_BYTES   # and the solution process's own
     hold.check()
     assert turns.status()["reserved_bytes"] == hold.need
     hold.release()

@@ -18,9 +18,12 @@ import time
 from typing import Callable
 
 MIB = 1 << 20
-# what a solution's CUDA context costs on the device (torch 2.11, CUDA 13, lazy module loading: about 0.5 GB on
-# an H100 and an H200); counted in a judgement's need, since its process creates the context once admitted
+# what a solution's process holds on the device beyond its problem's data, counted in its judgement's need since it
+# makes it once admitted: its CUDA context (torch 2.11, CUDA 13, lazy module loading: about 0.5 GB on an H100 and
+# an H200) and the NaN-poisoned block its allocator keeps for the outputs to come (worker/common.py, up to 2 GiB)
 CONTEXT_BYTES = 640 * MIB
+POISON_BYTES = 2 << 30
+SOLUTION_PROCESS_BYTES = CONTEXT_BYTES + POISON_BYTES
 # kept free of the account: the driver's own use, and fragmentation of the processes' allocator caches
 MARGIN_SHARE = 0.05
 MARGIN_MIN_BYTES = 1 << 30

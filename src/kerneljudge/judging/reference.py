@@ -26,6 +26,17 @@ from kerneljudge.judging.cores import pin_tree
 INPUTS_PER_JUDGEMENT = 14
 
 
+def estimated_need(figures: dict[str, int]) -> int | None:
+    """A judgement's device memory before its reference's peak is measured, from the meta-device figures of
+    worker/reference_memory.estimate: each side's weights, and INPUTS_PER_JUDGEMENT inputs' worth, where an input's
+    worth is the larger of the inputs and the largest tensor the forward makes (a transposed convolution's output
+    may be many times its input). None when nothing is known."""
+    data = max(figures.get("input_bytes", 0), figures.get("activation_bytes", 0))
+    if figures.get("model_bytes") or data:
+        return 2 * figures.get("model_bytes", 0) + INPUTS_PER_JUDGEMENT * data
+    return None
+
+
 class ReferenceError(RuntimeError):
     """The problem itself failed to run (not the solution's fault)."""
 
@@ -133,12 +144,7 @@ class ReferenceService:
         known = self.memory.get(problem_path, {})
         if known.get("peak_bytes"):
             return 2 * known["peak_bytes"]
-        # a tensor the forward makes may be larger than its inputs (a transposed convolution's output): the
-        # inputs' worth counts the larger of the two
-        data = max(known.get("input_bytes", 0), known.get("activation_bytes", 0))
-        if known.get("model_bytes") or data:
-            return 2 * known.get("model_bytes", 0) + INPUTS_PER_JUDGEMENT * data
-        return None
+        return estimated_need(known)
 
     def park(self, wait: bool = True) -> None:
         """Move this process's models to host memory between judgements (best effort: a dead process holds none).
@@ -153,22 +159,26 @@ class ReferenceService:
             self._talk.release()
 
     def expect(self, token: str, problem_path: str, preset: dict[str, Any], init_seed: int,
-               seeds: list[int], contract: str = "tf32", tolerance: dict[str, Any] | None = None) -> dict[str, Any]:
+               seeds: list[int], contract: str = "tf32", tolerance: dict[str, Any] | None = None,
+               tighten: bool = False) -> dict[str, Any]:
         """Give the reference process a judgement's seeds (under `token`); it computes the first outputs now and
         the others when a solution output is compared with them, keeping "kept_outputs" at once.
 
         Returns {"outputs": for the first seeds, the output's structure and tensor sizes (the values never leave
         that process), "workload": the counts the numerics bounds use (numerics/arithmetic.py) or None,
         "floors": the reference's own TF32 and fp32 errors per output, "degenerate": None, or why this
-        reference cannot judge under `contract` (worker/degenerate.py)}.
+        reference cannot judge under `contract` (worker/degenerate.py), "contract": the contract it judges under
+        ("fp32" where it is degenerate under tf32 alone), "tightened_from": then why tf32 could not judge}.
         """
         reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
                                   "init_seed": init_seed, "seeds": seeds, "device": self.device,
-                                  "precision": self.precision, "contract": contract, "tolerance": tolerance})
+                                  "precision": self.precision, "contract": contract, "tolerance": tolerance,
+                                  "tighten": tighten})
         self._note_memory(problem_path, {"peak_bytes": reply.get("peak_bytes")})
         return {"outputs": reply["outputs"], "workload": reply.get("workload"), "floors": reply.get("floors"),
                 "degenerate": reply.get("degenerate"), "kept_outputs": reply.get("kept_outputs"),
-                "seconds": reply.get("seconds")}
+                "seconds": reply.get("seconds"), "contract": reply.get("contract"),
+                "tightened_from": reply.get("tightened_from")}
 
     def check(self, token: str, index: int, structure: Any, path: str, metas: list[dict[str, Any]],
               tolerance: dict[str, Any] | None, transport: str = "file", contract: str = "tf32",

@@ -154,7 +154,7 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: tur
     check_at = sorted(random.SystemRandom().sample(range(plan.min_samples), checks)) if opts.timing else []
     check_seeds = {i: secrets.randbits(62) for i in check_at}
     with ctx.phase("reference_outputs"):
-        degenerate = ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()))
+        degenerate = ctx.expect(ctx.preset, trial_seeds + list(check_seeds.values()), tighten=True)
     if degenerate:   # the reference cannot tell a right answer from a wrong one here: no solution output matters
         raise ProblemOutcome(degenerate["kind"], degenerate["reason"], degenerate.get("figures"))
     if ctx.expected_bytes > turns.SHARED_OUTPUT_BYTES:

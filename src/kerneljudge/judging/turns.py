@@ -233,10 +233,10 @@ class Hold:
                  timing: Callable[[bool], None] = lambda alone: None, need: int | None = 0,
                  sole: Callable[[], None] = lambda: None):
         self.turns, self.limit, self._waited, self._timing, self._sole = turns, limit, waited, timing, sole
-        # a problem whose need is not known yet is taken for an even share of the budget; on a GPU the solution's
-        # CUDA context counts too (its process creates it at the first turn)
+        # a problem whose need is not known yet is taken for an even share of the budget; on a GPU the solution
+        # process's own device memory counts too (its context and poisoned block, made at the first turn)
         self.need = (need if need is not None else turns.budget // max(1, limit)) \
-            + (device_memory.CONTEXT_BYTES if turns.budget else 0)
+            + (device_memory.SOLUTION_PROCESS_BYTES if turns.budget else 0)
         self.mode = ""   # "", "shared" or "alone"
         self.admitted = False
         self.alone_only = False   # checks too take the device alone (a large problem)
