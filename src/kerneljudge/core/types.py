@@ -74,6 +74,8 @@ class JudgeOptions:
     reserved_cores: int | None = None    # cores kept for the timing processes per device (None: automatic)
     checks_at_once: int | None = None    # solutions checked on one device at once (None: 4 on a GPU, 1 on the CPU)
     require_sandbox: bool = False   # refuse to judge when a layer of the solution's box is missing
+    # bytes of device memory the whole judge keeps to on each GPU, CUDA contexts included (None: the card's own)
+    device_memory: int | None = None
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES + ("auto",):
@@ -84,12 +86,12 @@ class JudgeOptions:
             raise ValueError(f"policy must be strict or lenient; got {self.policy!r}")
         if self.trials < 1:
             raise ValueError("trials must be at least 1")
-        if self.preset not in ("auto", "default", "small"):
-            raise ValueError(f"preset must be auto, default or small; got {self.preset!r}")
         if isinstance(self.held_out, bool):   # the field was a bool before the modes: keep old callers working
             object.__setattr__(self, "held_out", "aligned" if self.held_out else "none")
         if self.held_out not in HELD_OUT_MODES:
             raise ValueError(f"held_out must be one of {', '.join(HELD_OUT_MODES)}; got {self.held_out!r}")
+        if self.preset not in ("auto", "default", "small"):
+            raise ValueError(f"preset must be auto, default or small; got {self.preset!r}")
         if self.numerics not in CONTRACTS:
             raise ValueError(f"numerics must be one of {', '.join(CONTRACTS)}; got {self.numerics!r}")
         if self.clock not in CLOCKS:
@@ -98,6 +100,8 @@ class JudgeOptions:
             raise ValueError("reserved_cores must be 0 or more")
         if self.checks_at_once is not None and self.checks_at_once < 1:
             raise ValueError("checks_at_once must be at least 1")
+        if self.device_memory is not None and self.device_memory < (1 << 30):
+            raise ValueError("device_memory must be at least 1 GiB")
 
 
 @dataclass(frozen=True)

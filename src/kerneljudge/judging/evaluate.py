@@ -24,7 +24,7 @@ from kerneljudge.analysis import kernels
 from kerneljudge.core.problem import Problem
 from kerneljudge.shapes.plan import ShapePlan
 from kerneljudge.core.types import BACKENDS, BLOCKING_FLAGS, CPU_BACKENDS, JudgeOptions, Verdict
-from kerneljudge.judging import shapes, turns
+from kerneljudge.judging import shapes, slots, turns
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
 from kerneljudge.judging.slots import Slot
@@ -67,6 +67,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                   held_out=plan.held_out_for(small) if checked else [], init_seed=slot.init_seed(problem),
                   far_below_index=far_below["index"] if far_below else None)
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
+    ctx.contract = options.numerics
     ctx.info["backend"] = backend
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
     ctx.info["custom_kernels"] = kernels.custom_kernel_names(text)
@@ -80,9 +81,9 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                         "far_below": far_below, "held_out_mode": options.held_out})
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
-    result: dict[str, Any] = {}
     if not checked:
         ctx.flags.add("held_out_off")
+    result: dict[str, Any] = {}
     problem_outcome = None
     try:
         _static_gate(findings, backend, device, options)
@@ -104,16 +105,13 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         if ctx.child is not None:
             ctx.child.kill()
     if "reference_error" in ctx.flags and verdict == "runtime_error":
-        if _out_of_memory(reason + excerpt):   # other problems' idle reference processes may hold the memory
-            slot.reference.shrink(keep=ctx.reference)
         failed = _reference_fails_alone(ctx, slot)
         if failed:   # not the solution's doing: the reference fails with no solution process beside it
             verdict, reason, problem_outcome = "unjudgeable", failed.reason, failed.describe()
-    crowded = ctx.info.get("crowded") or "reference_error" in ctx.flags   # other checks, or other references
-    if verdict != "correct" and problem_outcome is None and crowded and _out_of_memory(reason + excerpt) \
+    if verdict != "correct" and problem_outcome is None and is_memory_failure(reason + excerpt) \
             and turns.checks_at_once(options, device) > 1:
-        # other solutions' checks shared the device, and their memory may be what ran out: judged again, with
-        # the device to itself (checks_at_once=1 cannot come back here)
+        # other judgements shared the device, and their memory may be what ran out: judged again, with the
+        # device's memory to itself (checks_at_once=1 cannot come back here)
         again = _evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan,
                           reference)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
@@ -144,33 +142,53 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         **{k: result.get(k) for k in timed_fields},
         **{k: result.get(k) if verdict == "correct" else None for k in speed_fields},
         clock=result.get("clock", options.clock), device_clock=result.get("device_clock"),
-        max_error=ctx.max_error, numerics=ctx.numerics, device_name=str(env.get("device_name", "")),
+        max_error=ctx.max_error, device_name=str(env.get("device_name", "")),
+        # why the judgement ran under fp32, where the tf32 contract could not judge the problem
+        numerics={**ctx.numerics, "tightened_from": ctx.info["contract_tightened_from"]}
+        if ctx.numerics and "contract_tightened_from" in ctx.info else ctx.numerics,
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
         build_s=ctx.phases.get("build"), builds=list(ctx.info.get("builds", [])),
         wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
         profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})),
-        problem_outcome=problem_outcome, **base,
+        problem_outcome=problem_outcome, **{**base, "contract": ctx.contract},
     )
 
 
 def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
-    """After the reference failed while a solution was being judged: does it fail again with the device to
-    itself and no solution process alive (the solution's is killed by now)? Then the problem cannot run here,
-    a problem-level outcome; else the failure stays the solution's (it may have taken the memory)."""
-    try:
-        with slot.turns.to_itself():   # no other judgement holds device memory meanwhile, nor another model
-            slot.reference.park_others(ctx.reference)
+    """After the reference failed while a solution was being judged: does it fail again in a fresh process, with the
+    device's memory to itself (no other judgement admitted, every other reference process closed or parked, the
+    card's use settled) and no solution process alive (the solution's is killed by now)? Then the problem cannot
+    run here, a problem-level outcome that reports the card's memory at the failure; else the failure stays the
+    solution's (it may have taken the memory)."""
+    with slot.turns.to_itself():
+        if slot.reference.users(ctx.reference) <= 1:   # no other judgement talks to it: start it afresh
+            ctx.reference.close()
+        used = slots.clear_device(slot, ctx.reference)
+        try:
             ctx.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
-                                  [secrets.randbits(62) for _ in range(2)], ctx.options.numerics)
-    except ReferenceError as exc:
-        return ProblemOutcome("reference_failed", "the problem's reference fails to run here, also alone: "
-                              + (str(exc).strip().splitlines() or ["no message"])[-1][:300])
+                                 [secrets.randbits(62) for _ in range(2)], ctx.contract)
+        except ReferenceError as exc:
+            figures = slot.turns.memory.describe(used) if slot.turns.memory else {}
+            free = f" ({figures['device_free_bytes'] / 2**30:.1f} GiB of {figures['device_total_bytes'] / 2**30:.1f}" \
+                   " GiB free before it ran)" if "device_free_bytes" in figures else ""
+            return ProblemOutcome("reference_failed", "the problem's reference fails to run here, also alone"
+                                  + free + ": " + (str(exc).strip().splitlines() or ["no message"])[-1][:300],
+                                  figures or None)
     return None
 
 
-def _out_of_memory(text: str) -> bool:
+# Messages of a failure that can come from the device's memory being full rather than from the code: out of memory
+# in an allocation or in creating a context, cuBLAS/cuDNN handles that could not allocate their workspace (their
+# NOT_INITIALIZED is how a handle's creation fails for want of memory), and a device too full to take a context.
+MEMORY_FAILURE_MARKERS = ("out of memory", "cudaerrormemoryallocation", "cuda_error_out_of_memory",
+                          "cublas_status_alloc_failed", "cublas_status_not_initialized", "cudnn_status_alloc_failed",
+                          "cudnn_status_not_initialized", "busy or unavailable", "cudaerrordevicesunavailable",
+                          "cuda_error_devices_unavailable")
+
+
+def is_memory_failure(text: str) -> bool:
     lowered = text.lower()
-    return any(m in lowered for m in ("out of memory", "cudaerrormemoryallocation", "cuda_error_out_of_memory"))
+    return any(m in lowered for m in MEMORY_FAILURE_MARKERS)
 
 
 def _choose_clock(ctx: Context, result: dict[str, Any]) -> None:
