@@ -78,7 +78,8 @@ def aligned_far_below(value: int, divisor: int, scale: float, floor: int) -> int
         new = max(least, 1 << int(math.log2(room)))
         return new if new < value else value
     step = math.lcm(kept_factor(value), divisor)
-    count, least = int(room // step), -(-floor // step)
-    count, least = count - (count % 2 == 0), least + (least % 2 == 0)
-    new = max(count, least, 1) * step
+    count, least = int(room // step), max(1, -(-floor // step))
+    if count % 2 == 0 and count - 1 >= least:   # an odd number of units where that stays above the floor
+        count -= 1
+    new = max(count, least) * step
     return new if new < value else value
