@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from enum import IntEnum
 
 from kerneljudge.core.types import CLOCKS, CONTRACTS, DEVICES, HELD_OUT_MODES, POLICIES, PRECISIONS, JudgeOptions
@@ -23,6 +24,28 @@ HELD_OUT_HELP = ("held-out shapes, never shown to a model: aligned (default) cha
                  "benchmark size's alignment (a power of two stays one, other sizes keep their power-of-two factor "
                  "up to 128); general uses odd sizes (tail handling required); none checks only the benchmark "
                  "shape, as upstream KernelBench does (every verdict carries the note flag held_out_off)")
+
+
+# memory sizes: a number and a unit; K, M, G, T mean powers of 1024 with or without "B" or "iB" (24G = 24GB = 24GiB,
+# as memory is sold and nvidia-smi counts it), a bare number is bytes
+SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def memory_size(text: str) -> int:
+    """Bytes of a size such as 24GiB, 24G, 24000MiB or 1073741824 (argparse type: raises ArgumentTypeError)."""
+    found = _SIZE.match(text)
+    if not found:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a memory size (for example 24GiB, 24G or 24000MiB)")
+    return int(float(found.group(1)) * SIZE_UNITS[found.group(2).lower()])
+
+
+def device_memory_size(text: str) -> int:
+    """--device-memory's argparse type: a memory size of at least 1 GiB (JudgeOptions.device_memory's rule)."""
+    size = memory_size(text)
+    if size < 1 << 30:
+        raise argparse.ArgumentTypeError(f"{text!r} is less than 1 GiB")
+    return size
 
 
 def add_held_out_option(p: argparse.ArgumentParser) -> None:
@@ -64,6 +87,11 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
                    help="CPU cores kept per device for the processes that time there; builds use the rest "
                         "(default: 2 per GPU when enough cores remain; on the CPU --threads when two cores stay "
                         "for builds; 0: no pinning)")
+    p.add_argument("--device-memory", type=device_memory_size, default=None, metavar="SIZE",
+                   help="device memory the judge keeps to on each GPU (24GiB, 24G, 24000MiB; default: the card's "
+                        "own): admission counts against it, and a problem whose judgement cannot fit in its share "
+                        "is judged at a preset fitted to it (verdict flag preset_fitted, sizes under shapes.fitted); "
+                        "also on the CPU with --preset default")
     p.add_argument("--checks-at-once", type=int, default=None, metavar="N",
                    help="solutions whose correctness is checked on one device at the same time (timing always "
                         "has the device alone; default: 4 on a GPU, 1 on the CPU)")
@@ -77,4 +105,4 @@ def judge_options(args: argparse.Namespace) -> JudgeOptions:
                         threads=args.threads, cache_dir=args.cache_dir, numerics=args.numerics, clock=args.clock,
                         reuse_reference_times=args.reuse_reference_times, reserved_cores=args.reserved_cores,
                         checks_at_once=args.checks_at_once, require_sandbox=args.require_sandbox,
-                        held_out=args.held_out)
+                        held_out=args.held_out, device_memory=args.device_memory)

@@ -1,7 +1,7 @@
 """`kerneljudge shapes`: the shapes the judge would use for a problem, and where each came from.
 
-    kerneljudge shapes --problem FILE [--held-out aligned|general|none] [--json] [--no-cache] [--timeout S]
-                       [--cache-dir DIR]
+    kerneljudge shapes --problem FILE [--held-out aligned|general|none] [--device-memory SIZE] [--json]
+                       [--no-cache] [--timeout S] [--cache-dir DIR]
 
 Exit codes follow the main CLI: 0 when a plan was made (even an empty one), 3 for an unreadable problem.
 """
@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from kerneljudge.cli.options import ExitCode, add_held_out_option
+from kerneljudge.cli.options import ExitCode, add_held_out_option, device_memory_size
 
 
 def register(subparsers: Any) -> None:
@@ -29,6 +29,9 @@ def register(subparsers: Any) -> None:
                     "Rules and budgets: docs/formats.md, 'Derived presets and held-out shapes'.")
     p.add_argument("--problem", required=True, metavar="FILE", help="problem .py (class Model, get_inputs, ...)")
     add_held_out_option(p)
+    p.add_argument("--device-memory", type=device_memory_size, default=None, metavar="SIZE",
+                   help="show the preset fitted to a device of this much memory (24GiB, 24G, 24000MiB) where the "
+                        "problem's judgement cannot fit at its default shape, as eval --device-memory would judge it")
     p.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     p.add_argument("--no-cache", action="store_true", help="derive again instead of using a cached plan")
     p.add_argument("--timeout", type=float, default=120.0,
@@ -39,6 +42,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     from kerneljudge.judging.shapes import resolve
+    from kerneljudge.judging.turns import judgement_memory_budget
     from kerneljudge.core.problem import ProblemError, read_problem
 
     try:
@@ -46,8 +50,9 @@ def cmd_shapes(args: argparse.Namespace) -> int:
     except ProblemError as exc:
         print(f"kerneljudge: {exc}", file=sys.stderr)
         return ExitCode.INPUT
+    budget = judgement_memory_budget(args.device_memory) if args.device_memory else None
     plan = resolve(problem, args.cache_dir, timeout_s=args.timeout, use_cache=not args.no_cache,
-                   mode=args.held_out)
+                   mode=args.held_out, memory_budget=budget)
     if args.json:
         print(plan.to_json())
         return ExitCode.OK
@@ -58,6 +63,11 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 def render(problem_id: str, plan: dict[str, Any]) -> str:
     """A plain-text table of a plan (ShapePlan.to_dict())."""
     lines = [f"shapes for {problem_id}", ""]
+    fitted = plan.get("fitted") or {}
+    if fitted:   # judged at this preset instead of the default on a device of that memory
+        lines.append(f"{'fitted':<15} {'derived':<9} {_overrides(fitted['overrides'])}   <- needs "
+                     f"{fitted['need_bytes'] / 2**30:.3g} GiB of {fitted['budget_bytes'] / 2**30:.3g} GiB "
+                     f"(the default shape {fitted['base_need_bytes'] / 2**30:.3g} GiB)")
     rows = [("small", [plan["small"]] if plan["small"] or plan["source"]["small"] != "none" else []),
             ("held_out", plan["held_out"]), ("held_out_small", plan["held_out_small"])]
     for preset, shapes in rows:

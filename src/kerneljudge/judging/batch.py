@@ -19,7 +19,7 @@ from kerneljudge.analysis.backend import detect_backend
 from kerneljudge.core.jsonl import read_objects
 from kerneljudge.core.problem import Problem, sha256_text
 from kerneljudge.core.types import JudgeOptions
-from kerneljudge.judging import environment, shapes
+from kerneljudge.judging import environment, shape_budget, shapes
 from kerneljudge.judging.environment import available_memory
 from kerneljudge.judging.executors.base import Executor, open_executor
 from kerneljudge.core.logfile import AppendLog
@@ -72,7 +72,8 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
         pool = open_executor(executor, options, workers=workers, address=address) if owned else executor
         try:
             with AppendLog(out_path) as log:
-                results = _judge_all(pool, todo, options, log, say)
+                budget = shape_budget.judgement_budget(options, device, shape_budget.first_gpu(dict(os.environ)))
+                results = _judge_all(pool, todo, options, log, say, budget)
         finally:
             if owned:
                 pool.close()
@@ -80,10 +81,11 @@ def run_batch(jobs: list[Job], options: JudgeOptions, out_path: Path, jobs_in_pa
 
 
 def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOptions, log: AppendLog,
-               say: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+               say: Callable[[str], None], memory_budget: int | None = None) -> dict[str, dict[str, Any]]:
     """Submit each problem's solutions as soon as its shapes are resolved (judging/shapes.py: a few probe
     children side by side), so the device starts on the first problems while later ones are still planned;
-    log each verdict as it is reached."""
+    log each verdict as it is reached. `memory_budget`: bytes one judgement may need (judging/shape_budget.py),
+    for presets fitted to the device."""
     pool.warm(options)   # reference processes start while the first solutions build
     by_problem: dict[str, list[tuple[Job, str]]] = {}
     for job, key in todo:
@@ -94,7 +96,7 @@ def _judge_all(pool: Executor, todo: list[tuple[Job, str]], options: JudgeOption
     def plan_and_submit() -> None:
         try:
             for problem, plan in shapes.resolve_concurrently(unique, options.cache_dir, shape_probes(),
-                                                             mode=options.held_out):
+                                                             mode=options.held_out, memory_budget=memory_budget):
                 for job, key in by_problem[problem.path]:
                     future = pool.submit(job.problem, job.solution, options, plan=plan)
                     future.add_done_callback(lambda f, job=job, key=key: finished.put((f, job, key)))

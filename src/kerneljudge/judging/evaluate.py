@@ -24,7 +24,7 @@ from kerneljudge.analysis import kernels
 from kerneljudge.core.problem import Problem
 from kerneljudge.shapes.plan import ShapePlan
 from kerneljudge.core.types import BACKENDS, BLOCKING_FLAGS, CPU_BACKENDS, JudgeOptions, Verdict
-from kerneljudge.judging import shapes, slots, turns
+from kerneljudge.judging import shape_budget, shapes, slots, turns
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
 from kerneljudge.judging.slots import Slot
@@ -44,11 +44,14 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
 
 
 def judged_preset(problem: Problem, plan: ShapePlan, options: JudgeOptions, device: str) -> tuple[bool, dict]:
-    """(small, the preset's constants) a solution of this problem is judged at."""
+    """(small, the preset's constants) a solution of this problem is judged at: the small preset, else the
+    default shape, or the preset fitted to the device's memory where the plan has one (shapes/fit.py)."""
     small = options.preset == "small" or (options.preset == "auto" and device == "cpu")
     if small and plan.source["small"] == "none":
         small = False
-    return small, dict(plan.small) if small else {}
+    if small:
+        return True, dict(plan.small)
+    return False, dict(plan.fitted["overrides"]) if plan.fitted else {}
 
 
 def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str,
@@ -58,9 +61,12 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
     text = Path(solution_path).read_text()
     backend = detect_backend(text)
     findings = analyze(text, options.policy, backend)
-    plan = plan if plan is not None else shapes.resolve(problem, options.cache_dir or default_cache_dir(),
-                                                        mode=options.held_out)
+    if plan is None:
+        budget = shape_budget.judgement_budget(options, device, shape_budget.first_gpu(slot.env))
+        plan = shapes.resolve(problem, options.cache_dir or default_cache_dir(), mode=options.held_out,
+                              memory_budget=budget)
     small, preset = judged_preset(problem, plan, options, device)
+    fitted = plan.fitted if plan.fitted and not small else None   # the default shape does not fit the device
     checked = options.held_out != "none"   # none: upstream's semantics, the benchmark shape only
     far_below = plan.far_below_for(small) if checked else None
     ctx = Context(problem, options, device, reference, small, preset,
@@ -75,14 +81,18 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
     base = dict(problem=problem.path, solution=solution_path, problem_id=problem.id,
                 backend=backend, policy=options.policy, precision=options.precision, device=device,
                 problem_sha256=problem.sha256, solution_sha256=hashlib.sha256(text.encode()).hexdigest(),
-                preset="small" if small else "default", findings=tuple(f.to_dict() for f in findings),
+                preset="small" if small else "fitted" if fitted else "default",
+                findings=tuple(f.to_dict() for f in findings),
                 contract=options.numerics,
                 shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source),
-                        "far_below": far_below, "held_out_mode": options.held_out})
+                        "far_below": far_below, "held_out_mode": options.held_out,
+                        **({"fitted": dict(fitted)} if fitted else {})})
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
     if not checked:
         ctx.flags.add("held_out_off")
+    if fitted:
+        ctx.flags.add("preset_fitted")
     result: dict[str, Any] = {}
     problem_outcome = None
     try:

@@ -5,7 +5,9 @@ probe of the reference (judging/shapes.py runs it in a trusted child). Every hel
 far below its base shape (threat B13, kerneljudge.shapes.far_below), appended unless a listed one already has
 FAR_BELOW_RATIO times fewer input elements. The result is a ShapePlan whose notes say what was kept and why.
 The held-out mode decides the rule (aligned or general, kerneljudge.shapes.derive); with `none` only the small
-preset is derived and the plan lists no held-out shapes, the problem's own included.
+preset is derived and the plan lists no held-out shapes, the problem's own included. Given a device memory budget
+(bytes one judgement may need), a problem whose default shape needs more is given a fitted preset that fits
+(kerneljudge.shapes.fit), and its held-out shapes are derived from that preset.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from kerneljudge.shapes import roles as R
 from kerneljudge.shapes.far_below import choose, listed_variants
 from kerneljudge.shapes.far_below import show as _show
 from kerneljudge.shapes.far_below import total_bytes as _total
+from kerneljudge.shapes.fit import fit_overrides
 from kerneljudge.shapes.plan import ShapePlan
 from kerneljudge.shapes.scan import Scan
+from kerneljudge.judging.reference import estimated_need
 from kerneljudge.judging.shape_presets import assemble_plan
 from kerneljudge.judging.shape_report import budget_text, measured_summary, mib
 
@@ -35,33 +39,45 @@ class Probe(Protocol):
     last_seconds: float
 
     def __call__(self, overrides: dict[str, Any], cpu: bool = False, unknown_ok: bool = False,
-                 flops: bool = True, values: bool = False) -> dict[str, Any]: ...
+                 flops: bool = True, values: bool = False, activations: bool = False) -> dict[str, Any]: ...
 
 
 def derive_plan(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: dict[str, Any],
-                probe: Probe, mode: str = derive.ALIGNED) -> ShapePlan:
+                probe: Probe, mode: str = derive.ALIGNED, budget: int | None = None) -> ShapePlan:
     """The plan: `known` (the problem's own presets) where it has them, the rest derived with `probe`, the
-    held-out shapes by the rule of `mode` (aligned | general | none)."""
+    held-out shapes by the rule of `mode` (aligned | general | none); with `budget` (bytes one judgement may
+    need on the device), a fitted preset where the default shape needs more."""
     notes = [f"constants: {R.describe(roles, scan)}", held_out_note(mode)]
     if mode == NO_HELD_OUT:
         known = {k: v for k, v in known.items() if k == "small"}
     held = mode != NO_HELD_OUT
+    rule = derive.GENERAL if mode == derive.GENERAL else derive.ALIGNED
     measured: dict[str, Any] = {}
     derived: dict[str, Any] = {}
     far: dict[str, dict[str, Any]] = {}
-    base = probe({})
+    base = probe({}, activations=budget is not None)
     measured["default"] = measured_summary(base)
+    # the shape judged at full scale: the default, or the preset fitted to the budget, with its probe result
+    fitted, top, top_result = _fitted(derive.Derivation(scan, roles, mode=rule), base, budget, probe, notes)
+    if fitted:
+        measured["fitted"] = measured_summary(top_result)
+        if "held_out" in known:
+            notes.append("held-out: the problem's own HELD_OUT is at its default scale, which does not fit; "
+                         "derived from the fitted preset instead")
+            known = {k: v for k, v in known.items() if k != "held_out"}
     nearby: list[tuple[dict[str, Any], dict[str, Any]]] = []
     if held and "held_out" not in known:
-        if base["ok"]:
-            nearby = _held_out(derive.Derivation(scan, roles, mode=mode), base, probe, notes, "held-out", False)
+        if top_result["ok"]:
+            d = derive.Derivation(scan, roles, top, mode=rule)
+            nearby = _held_out(d, top_result, probe, notes, "held-out", False)
             derived["held_out"] = [o for o, _ in nearby]
         else:
             notes.append(f"held-out: the reference could not be checked at its default shape ({base.get('error')}), "
                          f"so no other shape can be compared with it")
-    if held and base["ok"]:
+    if held and top_result["ok"]:
         listed = listed_variants(known.get("held_out"), nearby, probe, False)
-        _far_below(far, "held_out", derive.Derivation(scan, roles, mode=mode), base, listed, probe, notes, False)
+        _far_below(far, "held_out", derive.Derivation(scan, roles, top, mode=rule), top_result, listed, probe,
+                   notes, False)
     elif "held_out" in known:
         notes.append(f"held-out far below: the reference could not be checked at its default shape "
                      f"({base.get('error')}), none chosen")
@@ -76,7 +92,7 @@ def derive_plan(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: d
         if not small_result["ok"]:
             notes.append(f"held-out small: the reference did not run at the small preset ({small_result.get('error')})")
         else:
-            d = derive.Derivation(scan, roles, small, mode=mode)
+            d = derive.Derivation(scan, roles, small, mode=rule)
             nearby = []
             if "held_out_small" not in known:
                 nearby = _held_out(d, small_result, probe, notes, "held-out small", True)
@@ -85,7 +101,29 @@ def derive_plan(problem: Problem, scan: Scan, roles: dict[str, R.Role], known: d
             _far_below(far, "held_out_small", d, small_result, listed, probe, notes, True)
     if small_result is not None:
         measured["small"] = measured_summary(small_result)
-    return assemble_plan(known, derived, notes, measured, far)
+    return assemble_plan(known, derived, notes, measured, far, fitted)
+
+
+def judgement_need(result: dict[str, Any]) -> int | None:
+    """A judgement's device memory at a probed shape, as the judge estimates it before the reference has run
+    there (judging/reference.estimated_need: each side's weights, and a number of inputs' worth, an input's worth
+    being the larger of the inputs and the largest tensor the forward makes); None when nothing is known."""
+    return estimated_need({"model_bytes": int(result.get("param_bytes") or 0),
+                           "input_bytes": sum(result.get("input_bytes") or []),
+                           "activation_bytes": int(result.get("activation_bytes") or 0)})
+
+
+def _fitted(d: derive.Derivation, base: dict[str, Any], budget: int | None, probe: Probe,
+            notes: list[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(the fitted preset's record, its overrides, its probe result) where the default shape's judgement needs
+    more than `budget`; else ({}, {}, the default's probe result)."""
+    if budget is None or not base["ok"]:
+        return {}, {}, base
+    found = fit_overrides(d, base, budget, judgement_need, probe, notes)
+    if found is None:
+        return {}, {}, base
+    record, result = found
+    return record, dict(record["overrides"]), result
 
 
 def held_out_note(mode: str) -> str:

@@ -29,9 +29,11 @@ def metadata_presets(problem: Problem, scan: Scan) -> dict[str, Any]:
 
 
 def assemble_plan(known: dict[str, Any], derived: dict[str, Any], notes: list[str],
-                  measured: dict[str, Any] | None = None, far: dict[str, dict[str, Any]] | None = None) -> ShapePlan:
+                  measured: dict[str, Any] | None = None, far: dict[str, dict[str, Any]] | None = None,
+                  fitted: dict[str, Any] | None = None) -> ShapePlan:
     """Metadata where the problem has it, else what was derived ("small" may be {}: the default fits); a
-    derived far-below variant (far[preset]["overrides"]) is appended to its held-out list."""
+    derived far-below variant (far[preset]["overrides"]) is appended to its held-out list; `fitted`: the
+    preset fitted to a device's memory, if any (shapes/fit.py)."""
     values = {p: known[p] if p in known else derived.get(p) for p in PRESETS}
     far_below: dict[str, dict[str, Any]] = {}
     for preset, record in (far or {}).items():
@@ -48,4 +50,5 @@ def assemble_plan(known: dict[str, Any], derived: dict[str, Any], notes: list[st
 
     return ShapePlan(small=dict(values["small"] or {}), held_out=list(values["held_out"] or []),
                      held_out_small=list(values["held_out_small"] or []), source={p: source(p) for p in PRESETS},
-                     notes=list(notes), measured=dict(measured or {}), far_below=far_below)
+                     notes=list(notes), measured=dict(measured or {}), far_below=far_below,
+                     fitted=dict(fitted or {}))

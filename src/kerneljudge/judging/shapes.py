@@ -3,6 +3,7 @@
     plan = resolve(problem, cache_dir)          # ShapePlan: small, held_out, held_out_small, source, notes
     plans = resolve_many(problems, cache_dir)   # one probe child for all of them
     plan = resolve(problem, cache_dir, mode="general")   # held-out shapes by another rule (HELD_OUT_MODES)
+    plan = resolve(problem, cache_dir, memory_budget=n)  # a preset fitted to n bytes where the default needs more
 
 This module runs the probes and hands out plans: the probe child's client (ShapeWorker, problem code never
 runs in this process: worker/shapes.py runs it) and resolve / resolve_many / resolve_concurrently. What they
@@ -64,15 +65,17 @@ class ShapeProber:
         self.last_seconds = 0.0
 
     def __call__(self, overrides: dict[str, Any], cpu: bool = False, unknown_ok: bool = False,
-                 flops: bool = True, values: bool = False) -> dict[str, Any]:
+                 flops: bool = True, values: bool = False, activations: bool = False) -> dict[str, Any]:
         """One probe; `cpu`: also a timed real forward; `unknown_ok`: run on the CPU even when get_inputs()
         cannot be sized without data (asked only at CPU-preset sizes); `flops`: count them; `values`: check
-        on the CPU that the output is finite and depends on the inputs."""
+        on the CPU that the output is finite and depends on the inputs; `activations`: measure the largest
+        tensor the forward makes (for a judgement's memory need)."""
         try:
             reply = self.worker.request({"cmd": "probe", "problem_path": self.path, "overrides": overrides,
                                          "cpu": cpu, "cpu_max_bytes": CPU_PROBE_MAX_BYTES, "flops": flops,
                                          "cpu_unknown_ok": unknown_ok, "values": values,
-                                         "values_max_bytes": VALUES_MAX_BYTES}, self.timeout_s)
+                                         "values_max_bytes": VALUES_MAX_BYTES, "activations": activations},
+                                        self.timeout_s)
         except lint.WorkerFailure as exc:
             raise ProbeFailed(str(exc).replace("lint worker", "shape probe")) from None
         if reply.get("status") != "ok":
@@ -82,9 +85,12 @@ class ShapeProber:
 
 
 def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 120.0,
-            worker: ShapeWorker | None = None, use_cache: bool = True, mode: str = DEFAULT_MODE) -> ShapePlan:
-    """The plan for one problem, its held-out shapes by the rule of `mode` (aligned | general | none). Never
-    raises for what the problem does; starts a probe child only when the problem has size constants and no
+            worker: ShapeWorker | None = None, use_cache: bool = True, mode: str = DEFAULT_MODE,
+            memory_budget: int | None = None) -> ShapePlan:
+    """The plan for one problem, its held-out shapes by the rule of `mode` (aligned | general | none);
+    `memory_budget`: bytes one judgement may need on the device, for a preset fitted to them where the default
+    shape needs more (None: no limit, as on the CPU without --device-memory). Never raises for what the problem
+    does; starts a probe child only when the problem has size constants and no
     cached plan exists (in `worker` when given, else a fresh one): even a problem with all its metadata is
     probed once, for its far-below held-out shape."""
     if mode not in HELD_OUT_MODES:
@@ -106,14 +112,15 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
         why = "no module-level integer size constants" if not scan.constants else \
             f"no constant is a size ({R.describe(roles, scan)})"
         return assemble_plan(known, {}, [f"nothing to derive: {why}"])
-    cache = plan_path(cache_dir, text, mode)
+    cache = plan_path(cache_dir, text, mode, memory_budget)
     cached = load_plan(cache) if use_cache else None
     if cached is not None:
         return cached
     own = worker is None
     worker = worker or ShapeWorker(cache_dir)
     try:
-        plan = derive_plan(problem, scan, roles, known, ShapeProber(worker, problem.path, timeout_s), mode)
+        plan = derive_plan(problem, scan, roles, known, ShapeProber(worker, problem.path, timeout_s), mode,
+                           memory_budget)
     except ProbeFailed as exc:
         return assemble_plan(known, {}, [f"the shape probe failed, nothing derived: {exc}"])
     except Exception as exc:  # a derivation bug must not stop judging; the note says what happened
@@ -127,20 +134,21 @@ def resolve(problem: Problem, cache_dir: str | None = None, timeout_s: float = 1
 
 def resolve_many(problems: Iterable[Problem], cache_dir: str | None = None, timeout_s: float = 120.0,
                  use_cache: bool = True, progress: Callable[[str], None] | None = None,
-                 mode: str = DEFAULT_MODE) -> list[ShapePlan]:
+                 mode: str = DEFAULT_MODE, memory_budget: int | None = None) -> list[ShapePlan]:
     """Plans for many problems, probed in ONE child process (started only if some plan must be derived)."""
     cache_dir = cache_dir or default_cache_dir()
     plans = []
     with ShapeWorker(cache_dir) as worker:
         for problem in problems:
-            plans.append(resolve(problem, cache_dir, timeout_s, worker, use_cache, mode))
+            plans.append(resolve(problem, cache_dir, timeout_s, worker, use_cache, mode, memory_budget))
             if progress is not None:
                 progress(f"shapes {problem.id}: " + ", ".join(f"{k} {v}" for k, v in plans[-1].source.items()))
     return plans
 
 
 def resolve_concurrently(problems: Iterable[Problem], cache_dir: str | None = None, probes: int = 1,
-                         timeout_s: float = 120.0, mode: str = DEFAULT_MODE) -> Iterator[tuple[Problem, ShapePlan]]:
+                         timeout_s: float = 120.0, mode: str = DEFAULT_MODE,
+                         memory_budget: int | None = None) -> Iterator[tuple[Problem, ShapePlan]]:
     """(problem, plan) for many problems, as each is ready: `probes` probe children work side by side (a cold
     plan for an upstream problem takes a few seconds of real forwards on the CPU; 250 of them one after another
     kept a batch from judging anything for ten minutes). Yields in the order the plans finish, which for equal
@@ -154,7 +162,7 @@ def resolve_concurrently(problems: Iterable[Problem], cache_dir: str | None = No
     def one(problem: Problem) -> tuple[Problem, ShapePlan]:
         worker = idle.get()
         try:
-            return problem, resolve(problem, cache_dir, timeout_s, worker, mode=mode)
+            return problem, resolve(problem, cache_dir, timeout_s, worker, mode=mode, memory_budget=memory_budget)
         finally:
             idle.put(worker)
 

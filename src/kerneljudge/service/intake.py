@@ -24,7 +24,7 @@ from kerneljudge.core.types import JudgeOptions
 
 ITEM_KEYS = ("problem", "problem_text", "solution_text", "options")
 # the service machine's paths, cores and device sharing: never a client's choice
-SERVER_ONLY = ("cache_dir", "reserved_cores", "checks_at_once")
+SERVER_ONLY = ("cache_dir", "reserved_cores", "checks_at_once", "device_memory")   # the service's devices, not a job's
 MAX_TRIALS = 100
 MAX_TIME_BUDGET_S = 60.0
 MAX_TEXT_CHARS = 1 << 20              # per text, on top of the request size limit

@@ -83,3 +83,15 @@ def aligned_far_below(value: int, divisor: int, scale: float, floor: int) -> int
         count -= 1
     new = max(count, least) * step
     return new if new < value else value
+
+
+def aligned_half(original: int, current: int, divisor: int = 1) -> int:
+    """The largest value at most half of `current` that keeps `original`'s alignment (a power of two: the next
+    one down; any other size: a multiple of its kept factor and the divisor), for shrinking a preset to fit a
+    device (shapes/fit.py); `current` itself when no smaller value is allowed."""
+    if is_power_of_two(original):
+        new = current // 2
+        return new if new >= max(2, divisor) else current
+    step = math.lcm(kept_factor(original), divisor)
+    new = current // 2 // step * step
+    return new if new >= step else current

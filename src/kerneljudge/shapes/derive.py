@@ -200,19 +200,29 @@ class Derivation:
                 start[g] = max(self.floor(g), _round_to(SMALL_BATCH, self.divisors[g]))
         return start
 
-    def halve(self, current: dict[Group, int], frozen: set[Group], times: int) -> tuple[dict[Group, int], list[Group]]:
-        """Halve the largest group (relative to its floor) `times` times; returns new values and who moved."""
+    def halve(self, current: dict[Group, int], frozen: set[Group], times: int,
+              keep_alignment: bool = False) -> tuple[dict[Group, int], list[Group]]:
+        """Halve the largest group (relative to its floor) `times` times; returns new values and who moved.
+        `keep_alignment`: each new value keeps the base value's alignment (alignment.aligned_half)."""
         current = dict(current)
         moved: list[Group] = []
         for _ in range(max(1, times)):
-            open_groups = [g for g in self.groups if g not in frozen and current.get(g, g[1]) > self.floor(g)]
+            open_groups = [g for g in self.groups if g not in frozen
+                           and self._halved(g, current.get(g, g[1]), keep_alignment) < current.get(g, g[1])]
             if not open_groups:
                 break
             g = max(open_groups, key=lambda g: (current.get(g, g[1]) / self.floor(g), g[1]))
-            d = self.divisors[g]
-            current[g] = max(self.floor(g), (current.get(g, g[1]) // 2) // d * d)
+            current[g] = self._halved(g, current.get(g, g[1]), keep_alignment)
             moved.append(g)
         return current, moved
+
+    def _halved(self, group: Group, value: int, keep_alignment: bool) -> int:
+        """`value` of a group halved, never below the group's floor (the value itself when it cannot move)."""
+        if keep_alignment:
+            new = alignment.aligned_half(group[1], value, self.divisors[group])
+            return new if new >= self.floor(group) else value
+        d = self.divisors[group]
+        return max(self.floor(group), (value // 2) // d * d) if value > self.floor(group) else value
 
 
 def nearby(value: int, divisor: int = 1, *, up: bool = False, limit: int | None = None,

@@ -25,7 +25,10 @@ class ShapePlan:
     per preset, for reports. far_below: for held_out and held_out_small, which variant is far below its
     base shape (threat B13): {"index": its place in the list, "source": "metadata" (one the problem listed)
     or "derived" (appended), "input_elements": n, "base_input_elements": the base shape's}; a preset is
-    missing when no such variant was found (the notes say why).
+    missing when no such variant was found (the notes say why). fitted: {} when the problem's default shape fits
+    the device memory budget the plan was made for (or none was given); else {"overrides": the preset judged
+    instead of the default, "need_bytes", "budget_bytes", "base_need_bytes"} (shapes/fit.py), and held_out then
+    holds shapes derived from that preset.
     """
 
     small: dict[str, Any] = field(default_factory=dict)
@@ -35,6 +38,7 @@ class ShapePlan:
     notes: list[str] = field(default_factory=list)
     measured: dict[str, Any] = field(default_factory=dict)
     far_below: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fitted: dict[str, Any] = field(default_factory=dict)
 
     def held_out_for(self, small: bool) -> list[dict[str, Any]]:
         return [dict(v) for v in (self.held_out_small if small else self.held_out)]
@@ -69,8 +73,11 @@ class ShapePlan:
         if not isinstance(far_below, dict) or not all(k in lists and _far_below_ok(v, len(lists[k]))
                                                       for k, v in far_below.items()):
             raise PlanError("far_below must map held_out / held_out_small to {index, source, ...} of a listed variant")
+        fitted = data.get("fitted", {})
+        if not isinstance(fitted, dict) or (fitted and not _fitted_ok(fitted)):
+            raise PlanError("fitted must be {} or {overrides, need_bytes, budget_bytes, ...}")
         return cls(dict(small), [dict(o) for o in held_out], [dict(o) for o in held_out_small], dict(source),
-                   list(notes), dict(measured), {k: dict(v) for k, v in far_below.items()})
+                   list(notes), dict(measured), {k: dict(v) for k, v in far_below.items()}, dict(fitted))
 
     @classmethod
     def from_json(cls, text: str) -> "ShapePlan":
@@ -85,6 +92,11 @@ def _far_below_ok(value: Any, listed: int) -> bool:
         return False
     index = value.get("index")
     return isinstance(index, int) and not isinstance(index, bool) and 0 <= index < listed
+
+
+def _fitted_ok(value: dict[str, Any]) -> bool:
+    sizes = [value.get(k) for k in ("need_bytes", "budget_bytes")]
+    return _overrides(value.get("overrides")) and all(isinstance(n, int) and not isinstance(n, bool) for n in sizes)
 
 
 def _overrides(value: Any) -> bool:

@@ -13,7 +13,9 @@ One command besides `ping`, answered with one JSON frame:
          quickly), under the same size limit. With `values: true` (asked for the far-below held-out variant) it also
          builds everything for real on the CPU, when inputs and parameters fit in `values_max_bytes`, and checks that
          the output is finite and changes with the inputs (another input seed): a shape where the reference's answer is
-         trivial would let a wrong solution pass there.
+         trivial would let a wrong solution pass there. With `activations: true` (asked when a preset is fitted to a
+         device's memory) it also reports `activation_bytes`, the largest tensor one op of the forward makes, found on
+         the meta device as the reference process finds it (worker/reference_memory.py).
 
 Problem code is trusted but never runs in the orchestrator; this process also caps its data segment
 (DATA_LIMIT_BYTES), so a problem that allocates at import time fails here instead of exhausting the machine.
@@ -36,6 +38,7 @@ import torch
 from kerneljudge.core import channel
 from kerneljudge.numerics import compare
 from kerneljudge.worker import loading, common as worker
+from kerneljudge.worker.reference_memory import largest_activation_bytes
 from kerneljudge.worker.lint import reset_globals, handle_ping
 from kerneljudge.worker.work_count import short_error as _short_error, state_tensors as _state_tensors
 
@@ -120,6 +123,9 @@ def _probe(problem: Any, msg: dict[str, Any], reply: dict[str, Any]) -> None:
         found = {}
         _run(problem, "cpu", found, flops)   # raises _Failed: the reference rejects this shape
         reply.update(found, ok=True, mode="cpu", note=f"ran on the CPU: {why}")
+    if msg.get("activations"):
+        init_inputs = _stage("construct", lambda: loading.make_init_inputs(problem, INIT_SEED))
+        reply["activation_bytes"] = largest_activation_bytes(problem, init_inputs, "fp32")
     if msg.get("values"):
         reply["values_checked"] = _fits(reply, int(msg.get("values_max_bytes", DEFAULT_VALUES_MAX_BYTES)))
         if reply["values_checked"]:

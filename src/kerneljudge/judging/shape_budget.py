@@ -1,0 +1,26 @@
+"""The device memory one judgement may need, which a problem's preset is fitted to (kerneljudge.shapes.fit).
+
+Upstream's users on 24 GB cards ran out of memory on level 1 ReLU, Softmax and HingeLoss at their own sizes;
+`--device-memory SIZE` (or, on a GPU, the card's own memory) sets the budget, and a problem whose judgement
+needs more is judged at a fitted preset instead (verdict flag `preset_fitted`).
+"""
+
+from __future__ import annotations
+
+from kerneljudge.core.types import JudgeOptions
+from kerneljudge.judging.slots import device_memory_total
+from kerneljudge.judging.turns import judgement_memory_budget
+
+
+def judgement_budget(options: JudgeOptions, device: str, gpu: str = "0") -> int | None:
+    """Bytes one judgement may need: judgement_memory_budget of --device-memory where given, else of the memory
+    of GPU `gpu` (nvidia-smi, no CUDA context here); None on the CPU without --device-memory, or where the card's
+    memory cannot be read (no fitting then)."""
+    total = options.device_memory or (device_memory_total(gpu) if device == "cuda" else 0)
+    return judgement_memory_budget(total) if total else None
+
+
+def first_gpu(env: dict[str, str]) -> str:
+    """The GPU a child environment makes visible first ("0" when it names none)."""
+    visible = [d.strip() for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return visible[0] if visible else "0"
