@@ -94,6 +94,22 @@ def test_a_size_the_reference_rejects_is_left_alone():
     assert "height" not in record["overrides"] and record["overrides"]["batch"] < 64
 
 
+def test_sizes_the_reference_ties_together_are_halved_together():
+    # upstream's HingeLoss: labels of batch_size broadcast against rows of input_shape, so the two must be equal
+    d = _derivation("batch_size = 4096\nwidth = 4096\nprint(batch_size, width)\n")
+
+    def probe(overrides, flops=True, activations=False):
+        sizes = {**d.env, **overrides}
+        if sizes["batch_size"] != sizes["width"]:
+            return {"ok": False, "error": "the size of tensor a must match the size of tensor b"}
+        data = 4 * sizes["batch_size"] * sizes["width"]
+        return {"ok": True, "input_bytes": [data], "param_bytes": 0, "activation_bytes": data}
+
+    base = probe({}, activations=True)
+    record, _ = fit_overrides(d, base, _need(base) // 10, _need, probe, [])
+    assert record["overrides"] == {"batch_size": 1024, "width": 1024}
+
+
 def test_when_nothing_fits_the_smallest_accepted_is_used_and_the_note_says_so():
     d = _derivation("height = 1000\nwidth = 1000\nprint(height, width)\n")
     probe = StandIn(d)

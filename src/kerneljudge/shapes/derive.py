@@ -216,6 +216,11 @@ class Derivation:
             moved.append(g)
         return current, moved
 
+    def halve_all(self, current: dict[Group, int], keep_alignment: bool = False) -> dict[Group, int]:
+        """Every group halved once (those at their floor stay), for sizes the reference needs to move together
+        (a batch that broadcasts against a width)."""
+        return {**current, **{g: self._halved(g, current.get(g, g[1]), keep_alignment) for g in self.groups}}
+
     def _halved(self, group: Group, value: int, keep_alignment: bool) -> int:
         """`value` of a group halved, never below the group's floor (the value itself when it cannot move)."""
         if keep_alignment:

@@ -3,10 +3,12 @@
 Upstream KernelBench's level 1 ReLU, Softmax and HingeLoss run out of memory on a 24 GB card at their sizes.
 Such a problem is judged at a derived preset instead, found as the CPU small preset is (derive.py): the size
 largest relative to its floor is halved, probed, and halved again, until the judgement's estimated need is
-within the budget. Halving keeps the base size's alignment (alignment.aligned_half: a power of two stays one,
-other sizes keep their power-of-two factor up to 128) and the relations between sizes (equal sizes move
-together, divisors and computed constants hold), so a kernel that relies on the benchmark shape's alignment
-still works at the fitted preset, and the held-out shapes derived from it keep that alignment too.
+within the budget; where the reference rejects one size moving alone, every size is halved together
+(upstream's HingeLoss broadcasts its labels of `batch_size` against rows of `input_shape`: the two must stay
+equal). Halving keeps the base size's alignment (alignment.aligned_half: a power of two stays one, other
+sizes keep their power-of-two factor up to 128) and the relations between sizes (equal sizes move together,
+divisors and computed constants hold), so a kernel that relies on the benchmark shape's alignment still works
+at the fitted preset, and the held-out shapes derived from it keep that alignment too.
 
     found = fit_overrides(derivation, base_result, budget, need, probe, notes)   # (record, result) or None
 
@@ -36,6 +38,13 @@ def fit_overrides(d: derive.Derivation, base: dict[str, Any], budget: int, need:
     base_need = need(base)
     if base_need is None or base_need <= budget:
         return None
+
+    def measure(values: dict[derive.Group, int]) -> tuple[dict[str, Any], dict[str, Any], int] | None:
+        overrides = d.overrides(values)
+        result = probe(overrides, flops=False, activations=True) if overrides is not None else {"ok": False}
+        found = need(result) if result["ok"] else None
+        return None if found is None else (overrides, result, found)   # None: rejected, or not measurable
+
     current: dict[derive.Group, int] = {}
     frozen: set[derive.Group] = set()
     best: tuple[dict[str, Any], dict[str, Any], int] | None = None
@@ -43,14 +52,15 @@ def fit_overrides(d: derive.Derivation, base: dict[str, Any], budget: int, need:
         new, moved = d.halve(current, frozen, 1, keep_alignment=True)
         if not moved:
             break
-        overrides = d.overrides(new)
-        result = probe(overrides, flops=False, activations=True) if overrides is not None else {"ok": False}
-        found = need(result) if result["ok"] else None
-        if found is None:   # rejected there, or not measurable: that size stays where it was
+        measured = measure(new)
+        if measured is None and len(d.groups) > 1:   # perhaps the sizes must move together
+            new = d.halve_all(current, keep_alignment=True)
+            measured = measure(new) if new != current else None
+        if measured is None:   # that size stays where it was
             frozen |= set(moved)
             continue
-        current, best = new, (overrides, result, found)
-        if found <= budget:
+        current, best = new, measured
+        if measured[2] <= budget:
             break
     if best is None:
         notes.append(f"fitted: the default shape needs {_gib(base_need)}, over the {_gib(budget)} a judgement may "
