@@ -2,14 +2,16 @@
 # Device calls for issues 31-33 (memory, fairness, noise), on whatever single GPU the call gets:
 #   hard    the CUDA IPC round trip and the GPU tests of the memory account, the host-bias probe, the device clock's
 #           GPU tests, then upstream's 30 most memory-hungry problems (--hard 30) and the copies whose clocks drifted
-#   start   upstream's level 1-3 identity sweep, started in its own session so it outlives the call, watched until
-#           the call's time is nearly up
+#   start   the IPC round trip and the host-bias probe again, then upstream's level 1-3 identity sweep, started
+#           in its own session so it outlives the call, watched until the call's time is nearly up
 #   finish  wait for the sweep, then the GPU fixtures and the bundled examples if time is left
+#   last    one call for all of it: the checks, the GPU fixtures, then as much of the sweep as fits (it resumes
+#           from a carried OUT folder's results.jsonl next time: --out points at it)
 # Results land in OUT/<mode>/. Carry upstream/ (scripts/fetch_upstream.sh). Ends only the processes it started.
 #
 #     bash lab/gpu_session.sh hard|start|finish "$OUT" [EXTRA SWEEP ARGS...]
 set -u
-MODE=${1:?usage: gpu_session.sh hard|start|finish OUT_DIR}
+MODE=${1:?usage: gpu_session.sh hard|start|finish|last OUT_DIR}
 OUT=${2:?usage: gpu_session.sh hard|start|finish OUT_DIR}
 shift 2
 . lab/device_steps.sh
@@ -40,6 +42,9 @@ case "$MODE" in
     ;;
   start)
     session_start "$OUT/start"
+    step ipc_test 60 python3 -m pytest -q -p no:cacheprovider tests/test_ipc.py
+    step host_bias 90 python3 lab/host_bias_probe.py upstream/KernelBench/level3/34_VanillaRNNHidden.py
+    cat "$W/steps.txt"; tail -3 "$W/ipc_test.log"; cat "$W/host_bias.log"
     rm -rf "$SWEEP"; mkdir -p "$SWEEP"
     date -u +%FT%TZ >"$SWEEP/started.txt"
     setsid python3 scripts/upstream_sweep.py --out "$SWEEP" --device cuda --cache-dir "$CACHE" "$@" \
@@ -47,6 +52,22 @@ case "$MODE" in
     echo $! >"$SWEEP/pid"
     while [ $((SECONDS)) -lt 560 ] && kill -0 "$(cat "$SWEEP/pid")" 2>/dev/null; do sleep 5; done
     sweep_report "$SWEEP"
+    ;;
+  last)   # one call: the checks, the GPU fixtures, then as much of the sweep as the call allows (resumable)
+    session_start "$OUT/last"
+    rm -f "$W/install.log"
+    step ipc_test 60 python3 -m pytest -q -p no:cacheprovider tests/test_ipc.py
+    step host_bias 90 python3 lab/host_bias_probe.py upstream/KernelBench/level3/34_VanillaRNNHidden.py
+    step fixtures 240 python3 scripts/gpu_report.py fixtures --out /tmp/kj-fixtures --cache "$CACHE"
+    cp /tmp/kj-fixtures/fixtures.md "$W/" 2>/dev/null
+    mkdir -p "$SWEEP"
+    step sweep $((560 - SECONDS)) python3 scripts/upstream_sweep.py --out "$SWEEP" --device cuda --cache-dir "$CACHE" "$@"
+    python3 scripts/upstream_sweep.py --from-jsonl "$SWEEP/results.jsonl" --out "$SWEEP" >/dev/null 2>&1
+    cp "$SWEEP/report.md" "$W/sweep-report.md" 2>/dev/null
+    gzip -c "$SWEEP/results.jsonl" > "$W/sweep-results.jsonl.gz" 2>/dev/null
+    cat "$W/steps.txt"; tail -3 "$W/ipc_test.log"; cat "$W/host_bias.log"; head -16 "$W/fixtures.md"
+    grep -E "^\| (correct|runtime|unjudgeable|wrong|timeout|rejected|build)|within|outside|fast_1.05|memory used" \
+      "$W/sweep-report.md" | head -30
     ;;
   finish)
     session_start "$OUT/finish"

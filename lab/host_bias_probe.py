@@ -1,7 +1,9 @@
 """Probe (issue 33): which step of the reference process's life makes identical forward code slower there than in
 a solution's process. One fresh process per problem runs the reference worker's own handlers in order (hello,
 prepare, expect, count, device_time, a plain profiler session, park) and, before the first and after each, times the problem's model with the reference's
-own timing round (worker/reference.py _round: end-to-end, host launch included). Prints one JSON line per problem.
+own timing round (worker/reference.py _round: end-to-end, host launch included). Prints one JSON line per problem
+and TEARDOWN_CUPTI setting (0: kineto leaves CUPTI attached after a profile; 1: it detaches it, as the judge's
+children now run).
 
     python lab/host_bias_probe.py PROBLEM.py [PROBLEM.py ...] [--calls 30]
 """
@@ -57,9 +59,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30)
     args = parser.parse_args()
     for path in args.problems:
-        done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(path), str(args.calls)],
-                              capture_output=True, text=True, timeout=300)
-        print(done.stdout.strip() or done.stderr[-2000:], flush=True)
+        for teardown in ("0", "1"):   # kineto's TEARDOWN_CUPTI: whether CUPTI is detached when a profile ends
+            env = {**os.environ, "TEARDOWN_CUPTI": teardown}
+            done = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(path), str(args.calls)],
+                                  capture_output=True, text=True, timeout=300, env=env)
+            print(f"TEARDOWN_CUPTI={teardown}", done.stdout.strip() or done.stderr[-2000:], flush=True)
 
 
 if __name__ == "__main__":

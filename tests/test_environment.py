@@ -38,3 +38,10 @@ def test_helion_never_autotunes_inside_a_judgement(monkeypatch):
         assert env["HELION_FORCE_AUTOTUNE"] == "0"           # an inherited force is overridden
     boxed = spec.boxed_env(environment.child_env("cuda", 1, "/tmp/kj-unused-cache"), "/s")
     assert {k: boxed[k] for k in environment.HELION_NO_AUTOTUNE} == environment.HELION_NO_AUTOTUNE
+
+
+def test_children_tear_cupti_down_after_profiling(tmp_path):
+    # a process that profiled keeps paying for CUPTI on every launch otherwise (the reference process profiles
+    # for the device clock and is timed again for the next solution): both sides must be alike
+    for device in ("cpu", "cuda"):
+        assert environment.child_env(device, 1, str(tmp_path))["TEARDOWN_CUPTI"] == "1"

@@ -85,6 +85,11 @@ def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] |
     env["OMP_NUM_THREADS"] = str(max(1, threads))
     env.update({name: str(Path(cache_dir) / folder) for name, folder in TRUSTED_CACHE_ENV.items()})
     env.update(HELION_NO_AUTOTUNE)
+    # torch's profiler leaves CUPTI attached when a session ends unless told to tear it down, and every launch after
+    # it costs more host time (an identity copy of upstream's VanillaRNNHidden: 15.3 -> 20.8 ms end to end on an
+    # H100 once its process had profiled): the long-lived reference process profiles for the device clock, so
+    # without this its later end-to-end rounds ran slower than a fresh solution process's (issue 33)
+    env["TEARDOWN_CUPTI"] = "1"
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"   # must be set before triton is first imported
         env["CUDA_VISIBLE_DEVICES"] = ""

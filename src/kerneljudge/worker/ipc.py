@@ -78,6 +78,8 @@ def receive(metas: Any, max_bytes: int) -> list[torch.Tensor]:
             raise ProtocolError(f"output of over {total} bytes is over the limit of {max_bytes}")
         planned.append((dtype, shape, nbytes, meta))
     places = [_place(meta, nbytes) if nbytes else None for _, _, nbytes, meta in planned]
+    if any(places):
+        torch.cuda.synchronize()   # the driver's calls need this thread's CUDA context current
     opened: dict[bytes, tuple[int, int]] = {}   # handle -> (base here, bytes mapped): each opened once
     copies = []
     try:
