@@ -125,3 +125,14 @@ def test_an_unverified_device_state_asks_for_a_fresh_process():
     timed.device_clock(ctx, result)
     assert ctx.info["device_state_unverified"] == {"solution": "the device state could not be verified"}
     assert result["sol_timing"]["device"]["device_state"]["verified"] is False
+
+
+def test_the_default_clock_is_the_device_one_only_where_both_sides_replayed_a_graph():
+    from kerneljudge.judging.evaluate import clock_for
+
+    graph = {"speedup_end_to_end": 1.3, "speedup_device": 1.0, "device_clock": "cuda_graph"}
+    profiled = {**graph, "device_clock": "profiler"}
+    none = {"speedup_end_to_end": 1.3, "speedup_device": None, "device_clock": None}
+    assert [clock_for("auto", r) for r in (graph, profiled, none)] == ["device", "end_to_end", "end_to_end"]
+    assert [clock_for("device", r) for r in (graph, profiled, none)] == ["device", "device", "end_to_end"]
+    assert {clock_for("end_to_end", r) for r in (graph, profiled, none)} == {"end_to_end"}

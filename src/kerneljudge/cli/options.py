@@ -74,9 +74,10 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
                    help="numerics contract (docs/numerics.md): tf32 (default) accepts fp32- and tf32-class errors "
                         "and times a tf32-class solution against a TF32-allowed reference; fp32 accepts only "
                         "fp32-class errors; kernelbench is upstream's allclose(atol=rtol=1e-2)")
-    p.add_argument("--clock", choices=CLOCKS, default="end_to_end",
-                   help="the time `speedup` and fast_p use: end_to_end (host launch included, as in KernelBench; "
-                        "default) or device (CUDA-graph replays or profiler device time). Both are reported")
+    p.add_argument("--clock", choices=CLOCKS, default="auto",
+                   help="the time `speedup` and fast_p use: auto (default: the device clock where both sides "
+                        "replayed a CUDA graph, else end to end), end_to_end (host launch included, as in "
+                        "KernelBench) or device (CUDA-graph replays or profiler device time). Both are reported")
     p.add_argument("--reuse-reference-times", action="store_true",
                    help="take the reference's time from the cache of an earlier run instead of timing it now, "
                         "interleaved with the solution (faster, less exact; the verdict says so)")

@@ -151,7 +151,8 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         verdict=verdict, accepted=accepted, reason=reason, flags=flags, error_excerpt=excerpt,
         **{k: result.get(k) for k in timed_fields},
         **{k: result.get(k) if verdict == "correct" else None for k in speed_fields},
-        clock=result.get("clock", options.clock), device_clock=result.get("device_clock"),
+        clock=result.get("clock", "device" if options.clock == "device" else "end_to_end"),
+        device_clock=result.get("device_clock"),
         max_error=ctx.max_error, device_name=str(env.get("device_name", "")),
         # why the judgement ran under fp32, where the tf32 contract could not judge the problem
         numerics={**ctx.numerics, "tightened_from": ctx.info["contract_tightened_from"]}
@@ -201,11 +202,19 @@ def is_memory_failure(text: str) -> bool:
     return any(m in lowered for m in MEMORY_FAILURE_MARKERS)
 
 
+def clock_for(option: str, result: dict[str, Any]) -> str:
+    """Which clock `speedup` (and fast_p) reads (docs/judging.md, "Which clock"): `device` where both device times
+    exist, `end_to_end` always; `auto` (the default) the device clock where both sides were measured by CUDA-graph
+    replays (identity copies of upstream's problems within 0.1% there on an H100), else end to end."""
+    if result.get("speedup_device") is None or option == "end_to_end":
+        return "end_to_end"
+    return "device" if option == "device" or result.get("device_clock") == "cuda_graph" else "end_to_end"
+
+
 def _choose_clock(ctx: Context, result: dict[str, Any]) -> None:
-    """`speedup` is the end-to-end one unless the user chose the device clock and both device times exist."""
     if "speedup_end_to_end" not in result:
         return
-    use_device = ctx.options.clock == "device" and result.get("speedup_device") is not None
+    use_device = clock_for(ctx.options.clock, result) == "device"
     result["clock"] = "device" if use_device else "end_to_end"
     result["speedup"] = result["speedup_device"] if use_device else result["speedup_end_to_end"]
     if use_device and result["speedup"] > ctx.options.speedup_review_threshold \
