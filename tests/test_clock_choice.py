@@ -136,3 +136,24 @@ def test_the_default_clock_is_the_device_one_only_where_both_sides_replayed_a_gr
     assert [clock_for("auto", r) for r in (graph, profiled, none)] == ["device", "end_to_end", "end_to_end"]
     assert [clock_for("device", r) for r in (graph, profiled, none)] == ["device", "device", "end_to_end"]
     assert {clock_for("end_to_end", r) for r in (graph, profiled, none)} == {"end_to_end"}
+
+
+def test_held_out_shapes_run_in_a_fresh_process_where_the_device_state_was_not_put_back(cache_dir, monkeypatch):
+    # a failed capture the judge could not undo must not become the solution's verdict at its held-out shapes
+    from kerneljudge import Judge, JudgeOptions
+    from kerneljudge.judging import timed
+
+    from .conftest import FIXTURES
+
+    measure = timed.device_clock
+
+    def unverified(ctx, result):
+        measure(ctx, result)
+        ctx.info.setdefault("device_state_unverified", {})["solution"] = "stand-in: not put back"
+
+    monkeypatch.setattr(timed, "device_clock", unverified)
+    options = JudgeOptions(device="cpu", policy="lenient", trials=2, time_budget_s=0.2, cache_dir=cache_dir)
+    with Judge(options, warm_start=False) as judge:
+        verdict = judge.judge(FIXTURES / "problems" / "scale_relu.py", FIXTURES / "solutions" / "torch_plain.py")
+    assert verdict.verdict == "correct" and verdict.accepted, verdict.reason
+    assert verdict.shapes["held_out_process"] == "fresh" and verdict.shapes["held_out"]

@@ -130,6 +130,8 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         ctx.flags.discard("reference_error")
     if ctx.info.get("held_out_skipped"):
         base["shapes"] = {**base["shapes"], "held_out_skipped": ctx.info["held_out_skipped"]}
+    if ctx.info.get("held_out_process"):   # the held-out shapes ran in a fresh process (solution_run._start_again)
+        base["shapes"] = {**base["shapes"], "held_out_process": ctx.info["held_out_process"]}
     if verdict == "correct" and "input_mutated" in ctx.flags:
         verdict, reason = "rejected", "the solution changed its inputs in place"
     if verdict == "correct":

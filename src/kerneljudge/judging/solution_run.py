@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import secrets
 import time
-from typing import Any
+from typing import Any, Callable
 
 from kerneljudge.core import sampling
 from kerneljudge.core.paths import default_cache_dir
@@ -51,13 +51,13 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
     ctx.info["crowded"] = True
     try:
         ctx.deadline = time.monotonic() + opts.build_timeout_s
+        load = {"cmd": "load", "problem_path": problem.path, "problem_source": source, "solution_path": solution_path,
+                "device": ctx.device, "precision": opts.precision, "threads": opts.threads}
         with ctx.phase("build"):
             boxed = _start_solution_process(ctx, box, slot)
             ctx.info["sandbox"] = box.verdict_fields({k: boxed.get(k) for k in ("layers", "missing", "narrowed")})
             ctx.info["sandbox"]["started"] = "warm" if ctx.child.warm else "cold"  # judging/warm_start.py
-            reply = ctx.request({"cmd": "load", "problem_path": problem.path, "problem_source": source,
-                                 "solution_path": solution_path,
-                                 "device": ctx.device, "precision": opts.precision, "threads": opts.threads})
+            reply = ctx.request(load)
         ctx.info["environment"] = reply.get("environment", {}) if isinstance(reply.get("environment"), dict) else {}
         # the reference's model is drawn on the CPU before this judgement takes a turn on the device (the judge's
         # time, not the solution's: no deadline runs meanwhile)
@@ -72,7 +72,7 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         try:
             hold.check()
             try:
-                _judge_on_device(ctx, result, slot, hold)
+                _judge_on_device(ctx, result, slot, hold, lambda: _start_again(ctx, box, slot, load))
             finally:
                 ctx.reference.forget(ctx.token)
         finally:
@@ -144,7 +144,18 @@ def _waited(ctx: Context, seconds: float) -> None:
     ctx.deadline += seconds
 
 
-def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: turns.Hold) -> None:
+def _start_again(ctx: Context, box: boxing.SolutionBox, slot: Slot, load: dict[str, Any]) -> None:
+    """A fresh process for the rest of a judgement, loaded as the first was (its builds come from the builder's
+    cache): where the device clock could not put the solution's process back as it was after a failed capture, a
+    judge-side failure must not become the solution's verdict at its held-out shapes."""
+    ctx.child.kill()
+    _start_solution_process(ctx, box, slot)
+    ctx.request(load)
+    ctx.info["held_out_process"] = "fresh"
+
+
+def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: turns.Hold,
+                     start_again: Callable[[], None] | None = None) -> None:
     opts = ctx.options
     ctx.deadline = time.monotonic() + opts.run_timeout_s
     plan = sampling.SamplingPlan(ctx.device, opts.time_budget_s)
@@ -173,6 +184,11 @@ def _judge_on_device(ctx: Context, result: dict[str, Any], slot: Slot, hold: tur
             work_audit.profile(ctx, result)
         work_audit.speed_of_light_check(ctx, result, slot.reference.environment, _cache_dir(opts), slot.reference.count)
         timed.device_clock(ctx, result)
+    unverified = ctx.info.get("device_state_unverified") or {}
+    if ctx.held_out and unverified.get("solution") and start_again is not None:
+        start_again()
+    if ctx.held_out and unverified.get("reference") and slot.reference.users(ctx.reference) <= 1:
+        ctx.reference.close()   # started afresh by its next request; its model is built again
     if ctx.held_out:
         hold.check()
         with ctx.phase("held_out"):
