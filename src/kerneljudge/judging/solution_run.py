@@ -76,6 +76,8 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
             finally:
                 ctx.reference.forget(ctx.token)
         finally:
+            if ctx.child is not None:   # its device memory goes before another judgement is admitted in its place
+                ctx.child.kill()
             hold.release()
             ctx.info["crowded"] = hold.crowded
     finally:
