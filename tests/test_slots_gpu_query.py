@@ -30,3 +30,20 @@ def test_architecture_and_memory_come_from_nvidia_smi(tmp_path, monkeypatch):
 def test_no_nvidia_smi_reads_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert device_memory.query_gpus("memory.total") == []
+
+
+def test_a_plan_is_fitted_to_the_card_only_when_asked(tmp_path, monkeypatch):
+    # without --device-memory no problem is fitted ahead (the estimate is generous); the card's memory serves only
+    # the fallback after a reference ran out of memory alone
+    from kerneljudge.core.types import JudgeOptions
+    from kerneljudge.judging import shape_budget, turns
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    plain, limited = JudgeOptions(device="cuda"), JudgeOptions(device="cuda", device_memory=24 << 30)
+    assert shape_budget.judgement_budget(plain, "cuda", "1") is None
+    assert shape_budget.judgement_budget(plain, "cuda", "1", card=True) == turns.judgement_memory_budget(143771 << 20)
+    assert shape_budget.judgement_budget(limited, "cuda", "1") == turns.judgement_memory_budget(24 << 30)
+    assert shape_budget.judgement_budget(plain, "cpu", "1", card=True) is None

@@ -92,7 +92,8 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
                    help="device memory the judge keeps to on each GPU (24GiB, 24G, 24000MiB; default: the card's "
                         "own): admission counts against it, and a problem whose judgement cannot fit in its share "
                         "is judged at a preset fitted to it (verdict flag preset_fitted, sizes under shapes.fitted); "
-                        "also on the CPU with --preset default")
+                        "also on the CPU with --preset default. Without it a problem is fitted to the card only "
+                        "once its reference has run out of memory with the card to itself")
     p.add_argument("--checks-at-once", type=int, default=None, metavar="N",
                    help="solutions whose correctness is checked on one device at the same time (timing always "
                         "has the device alone; default: 4 on a GPU, 1 on the CPU)")

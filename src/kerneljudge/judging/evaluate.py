@@ -126,6 +126,13 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                           reference)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
                                    wall_s=round(time.monotonic() - started, 3))
+    if problem_outcome is not None and not fitted and _fits_after_all(problem_outcome, device):
+        # the reference ran out of memory with the card to itself: judged at a preset fitted to the card instead
+        refit = shapes.resolve(problem, options.cache_dir or default_cache_dir(), mode=options.held_out,
+                               memory_budget=shape_budget.judgement_budget(options, device,
+                                                                           shape_budget.first_gpu(slot.env), card=True))
+        if refit.fitted:
+            return _evaluate(problem, solution_path, options, slot, device, refit, reference)
     if problem_outcome is not None:
         ctx.flags.discard("reference_error")
     if ctx.info.get("held_out_skipped"):
@@ -202,6 +209,12 @@ MEMORY_FAILURE_MARKERS = ("out of memory", "cudaerrormemoryallocation", "cuda_er
 def is_memory_failure(text: str) -> bool:
     lowered = text.lower()
     return any(m in lowered for m in MEMORY_FAILURE_MARKERS)
+
+
+def _fits_after_all(outcome: dict[str, Any], device: str) -> bool:
+    """Whether a problem-level outcome is a reference that could not run for want of device memory, alone."""
+    return device == "cuda" and outcome.get("kind") == "reference_failed" \
+        and is_memory_failure(str(outcome.get("reason", "")))
 
 
 def clock_for(option: str, result: dict[str, Any]) -> str:

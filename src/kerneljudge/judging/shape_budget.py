@@ -1,8 +1,9 @@
 """The device memory one judgement may need, which a problem's preset is fitted to (kerneljudge.shapes.fit).
 
 Upstream's users on 24 GB cards ran out of memory on level 1 ReLU, Softmax and HingeLoss at their own sizes;
-`--device-memory SIZE` (or, on a GPU, the card's own memory) sets the budget, and a problem whose judgement
-needs more is judged at a fitted preset instead (verdict flag `preset_fitted`).
+`--device-memory SIZE` sets the budget, and a problem whose judgement needs more is judged at a fitted preset
+instead (verdict flag `preset_fitted`); without it, the card's memory does, for a problem whose reference has run
+out of memory with the card to itself.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from kerneljudge.judging.slots import device_memory_total
 from kerneljudge.judging.turns import judgement_memory_budget
 
 
-def judgement_budget(options: JudgeOptions, device: str, gpu: str = "0") -> int | None:
-    """Bytes one judgement may need: judgement_memory_budget of --device-memory where given, else of the memory
-    of GPU `gpu` (nvidia-smi, no CUDA context here); None on the CPU without --device-memory, or where the card's
-    memory cannot be read (no fitting then)."""
-    total = options.device_memory or (device_memory_total(gpu) if device == "cuda" else 0)
+def judgement_budget(options: JudgeOptions, device: str, gpu: str = "0", card: bool = False) -> int | None:
+    """Bytes one judgement may need: judgement_memory_budget of --device-memory where given; with `card`, else of
+    the memory of GPU `gpu` (nvidia-smi, no CUDA context here); else None (no fitting).
+
+    Without --device-memory a problem is fitted only once its reference has failed for want of memory with the
+    card to itself (judging/evaluate.py): the estimate a plan is fitted against counts fourteen inputs' worth, and
+    upstream's ReLU (84 GiB by it) runs at its own size on an 80 GB H100, so fitting every problem the estimate
+    puts over the card would judge dozens of them at sizes KernelBench does not."""
+    total = options.device_memory or (device_memory_total(gpu) if card and device == "cuda" else 0)
     return judgement_memory_budget(total) if total else None
 
 
