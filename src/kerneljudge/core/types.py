@@ -142,6 +142,7 @@ class Verdict:
     ref_ms: float | None = None     # reference time the speedup divides (TF32-allowed for a tf32-class solution)
     sol_ms: float | None = None
     clock: str = "end_to_end"       # the clock `speedup` was read on: end_to_end | device
+    clock_rule: str = "auto"        # the --clock it was judged under (auto picks `clock` per verdict)
     contract: str = "tf32"
     speedup_end_to_end: float | None = None
     # 95% interval of speedup_end_to_end: the reference's and the solution's median intervals, worst against worst

@@ -41,7 +41,9 @@ def verdict_key(v: dict[str, Any]) -> str:
     # a verdict from before the held-out modes was judged at odd held-out sizes: the `general` mode
     return "|".join([v.get("problem_sha256", ""), v.get("solution_sha256", ""), v.get("device", ""),
                      v.get("precision", ""), v.get("policy", ""), v.get("contract", "tf32"),
-                     v.get("clock", "end_to_end"), (v.get("shapes") or {}).get("held_out_mode", "general")])
+                     # before clock_rule a verdict's clock was the option it was judged under
+                     v.get("clock_rule") or v.get("clock", "end_to_end"),
+                     (v.get("shapes") or {}).get("held_out_mode", "general")])
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:

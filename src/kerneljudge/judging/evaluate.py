@@ -161,7 +161,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         **{k: result.get(k) for k in timed_fields},
         **{k: result.get(k) if verdict == "correct" else None for k in speed_fields},
         clock=result.get("clock", "device" if options.clock == "device" else "end_to_end"),
-        device_clock=result.get("device_clock"),
+        device_clock=result.get("device_clock"), clock_rule=options.clock,
         max_error=ctx.max_error, device_name=str(env.get("device_name", "")),
         # why the judgement ran under fp32, where the tf32 contract could not judge the problem
         numerics={**ctx.numerics, "tightened_from": ctx.info["contract_tightened_from"]}

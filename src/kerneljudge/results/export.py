@@ -134,6 +134,8 @@ COLUMNS: list[tuple[str, str, str, Getter]] = [
     ("speedup_vs_fp32_reference", "Float64", "speedup against a reference run in full fp32 (where measured)",
      lambda v: _num(v.get("speedup_vs_fp32_reference"))),
     ("clock", "string", "which clock `speedup` is on: end_to_end or device (where recorded)", _field("clock")),
+    ("clock_rule", "string", "the --clock judged under: auto, end_to_end or device (where recorded)",
+     _field("clock_rule")),
     ("timing_clock", "string", "the solution timer: cuda_event, host, host+device_idle",
      lambda v: _dict(v.get("sol_timing")).get("clock")),
     ("ref_samples", "Int64", "timed calls of the reference", lambda v: _int(_dict(v.get("ref_timing")).get("samples"))),
