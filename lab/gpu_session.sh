@@ -58,10 +58,10 @@ case "$MODE" in
     rm -f "$W/install.log"
     step ipc_test 60 python3 -m pytest -q -p no:cacheprovider tests/test_ipc.py
     step host_bias 90 python3 lab/host_bias_probe.py upstream/KernelBench/level3/34_VanillaRNNHidden.py
-    step fixtures 240 python3 scripts/gpu_report.py fixtures --out /tmp/kj-fixtures --cache "$CACHE"
+    step fixtures 200 python3 scripts/gpu_report.py fixtures --out /tmp/kj-fixtures --cache "$CACHE"
     cp /tmp/kj-fixtures/fixtures.md "$W/" 2>/dev/null
     mkdir -p "$SWEEP"
-    step sweep $((560 - SECONDS)) python3 scripts/upstream_sweep.py --out "$SWEEP" --device cuda --cache-dir "$CACHE" "$@"
+    step sweep $((${LAST_UNTIL:-560} - SECONDS)) python3 scripts/upstream_sweep.py --out "$SWEEP" --device cuda --cache-dir "$CACHE" "$@"
     python3 scripts/upstream_sweep.py --from-jsonl "$SWEEP/results.jsonl" --out "$SWEEP" >/dev/null 2>&1
     cp "$SWEEP/report.md" "$W/sweep-report.md" 2>/dev/null
     gzip -c "$SWEEP/results.jsonl" > "$W/sweep-results.jsonl.gz" 2>/dev/null
