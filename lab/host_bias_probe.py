@@ -1,7 +1,7 @@
 """Probe (issue 33): which step of the reference process's life makes identical forward code slower there than in
 a solution's process. One fresh process per problem runs the reference worker's own handlers in order (hello,
 prepare, expect, count, device_time, a plain profiler session, park) and, before the first and after each, times the problem's model with the reference's
-own timing round (worker/reference.py _round: end-to-end, host launch included). Prints one JSON line per problem
+own timing round (worker/reference_timing.py timed_round: end-to-end, host launch included). Prints one JSON line per problem
 and TEARDOWN_CUPTI setting (0: kineto leaves CUPTI attached after a profile; 1: it detaches it, as the judge's
 children now run).
 
@@ -18,7 +18,7 @@ import sys
 CHILD = r"""
 import json, os, secrets, statistics, sys, threading
 import torch
-from kerneljudge.worker import reference as R, loading, common
+from kerneljudge.worker import reference as R, reference_timing as RT, loading, common
 
 path, calls = sys.argv[1], int(sys.argv[2])
 read_fd, write_fd = os.pipe()
@@ -30,9 +30,9 @@ problem = loading.load_module(path)
 model = loading.build_model(problem.Model, loading.make_init_inputs(problem, seed), seed, "cuda", "fp32")
 
 def timed(label, which=None):
-    timer = R._timer("cuda")
-    R._round(problem, which or model, timer, "cuda", "fp32", 5)
-    samples = R._round(problem, which or model, timer, "cuda", "fp32", calls)["samples"]
+    timer = RT.timer_for("cuda")
+    RT.timed_round(problem, which or model, timer, "cuda", "fp32", 5)
+    samples = RT.timed_round(problem, which or model, timer, "cuda", "fp32", calls)["samples"]
     return label, round(statistics.median(samples), 4)
 
 rows = [timed("fresh")]

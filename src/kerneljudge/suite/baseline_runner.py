@@ -3,7 +3,7 @@
 torch.compile spends 10-60 s of CPU per problem, the timings a few tenths of a second of GPU. So several
 worker processes (worker/baseline.py) build and compile problems at once, each pinned to one GPU,
 while every timing holds that GPU's cross-process lock (core/device_lock.py): compilation overlaps,
-timings never do. Timing is the judge's own method (reference_worker.time_locally).
+timings never do. Timing is the judge's own method (worker/reference_timing.time_locally).
 
 The orchestrator (this module) never imports torch. It hands out tasks (problem, mode), enforces a
 timeout per task (a pathological compile is killed with its worker and recorded as timed out) and a

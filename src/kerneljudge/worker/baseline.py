@@ -1,7 +1,7 @@
 """Child process that measures reference baselines: eager and torch.compile times, peak memory.
 
 Runs only problem code (never solution code), one problem at a time, many in a row. Timing uses the
-judge's own method (reference_worker.time_locally) and happens only while this process holds the
+judge's own method (reference_timing.time_locally) and happens only while this process holds the
 device's cross-process lock (core/device_lock.py), so timings of several workers sharing a GPU never
 overlap. Everything else -- loading, building, the eager peak-memory call and, above all, torch.compile's
 CPU-bound compilation (the first compiled calls) -- runs outside the lock, in parallel with other workers.
@@ -30,7 +30,7 @@ import torch
 from kerneljudge.core import channel
 from kerneljudge.worker import loading, common as worker
 from kerneljudge.core.device_lock import DeviceLock
-from kerneljudge.worker.reference import time_locally
+from kerneljudge.worker.reference_timing import time_locally
 
 WARM_CALLS = 2   # compiled calls before the lock: the first compiles, the second must not recompile
 

@@ -12,7 +12,6 @@ It can serve many problems in a row (batch runs keep one alive).
 from __future__ import annotations
 
 import contextlib
-import secrets
 import sys
 import time
 from collections import OrderedDict
@@ -25,8 +24,8 @@ from kerneljudge.core import channel
 from kerneljudge.numerics import bounds
 from kerneljudge.numerics import compare
 from kerneljudge.worker import (
-    degenerate, device_clock, fp64_floor, ipc, loading, reference_memory, tf32_floor, timing, work_count,
-    common as worker,
+    degenerate, device_clock, fp64_floor, ipc, loading, reference_memory, reference_timing, tf32_floor, timing,
+    work_count, common as worker,
 )
 from kerneljudge.numerics.arithmetic import arithmetic_profile
 
@@ -39,7 +38,6 @@ SMALL_ENTRIES = 64   # per-model counts (workload, floor) kept at most
 FP64_FLOOR_MAX_FORWARD_S = 2.0
 # expected outputs kept at once per judgement: trial 1's (compared again after trial 2), the current one, a spare
 KEPT_OUTPUTS = 3
-_timers: dict[str, timing.Timer] = {}
 _workloads: dict[tuple, dict[str, Any] | None] = {}
 # per model: the reference's own errors, per output tensor ({"tf32": [...], "fp64": [...]}; see _floors)
 _floors: dict[tuple, dict[str, list[dict[str, float] | None]]] = {}
@@ -76,12 +74,6 @@ class Expected:
 
 _expected: dict[str, Expected] = {}
 _degenerate_found: dict[tuple, dict[str, Any] | None] = {}   # per model and contract: worker/degenerate.py
-
-
-def _timer(device: str) -> timing.Timer:
-    if device not in _timers:
-        _timers[device] = timing.Timer(device)
-    return _timers[device]
 
 
 def _model_key(msg: dict[str, Any]) -> tuple:
@@ -292,44 +284,17 @@ def handle_time_round(msg: dict[str, Any], fd: int) -> None:
     device, precision = msg["device"], msg["precision"]
     try:
         problem, model = _model_for(msg)
-        timer = _timer(device)
+        timer = reference_timing.timer_for(device)
         with worker.tf32_allowed(bool(msg.get("tf32"))):
             if msg.get("warm"):
-                reply = {"warm": _warm(problem, model, timer, device, precision, float(msg["budget_s"]))}
+                budget_s = float(msg["budget_s"])
+                reply = {"warm": reference_timing.warm(problem, model, timer, device, precision, budget_s)}
             else:
-                reply = _round(problem, model, timer, device, precision, int(msg["calls"]))
+                reply = reference_timing.timed_round(problem, model, timer, device, precision, int(msg["calls"]))
     except Exception as exc:
         channel.send(fd, {"status": "error", "kind": "reference_error", "message": worker.error_message(exc)})
         return
     channel.send(fd, {"status": "ok", **reply})
-
-
-def _warm(problem: Any, model: torch.nn.Module, timer: timing.Timer, device: str, precision: str,
-          budget_s: float) -> list[float]:
-    plan = timing.SamplingPlan(device, budget_s)
-    warm: list[float] = []
-    start = time.perf_counter()
-    while not plan.warm(warm, time.perf_counter() - start):
-        inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
-        warm.append(timer.time_call(model, inputs)[1]["ms"])
-        del inputs
-    return warm
-
-
-def _round(problem: Any, model: torch.nn.Module, timer: timing.Timer, device: str, precision: str,
-           calls: int) -> dict[str, Any]:
-    samples: list[float] = []
-    overheads: list[float] = []
-    clocks: list[str] = []
-    for _ in range(max(1, calls)):
-        t0 = time.perf_counter()
-        inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
-        out, t = timer.time_call(model, inputs)
-        del out, inputs
-        samples.append(t["ms"])
-        clocks.append(t["clock"])
-        overheads.append((time.perf_counter() - t0) * 1e3 - t["host_ms"])
-    return {"samples": samples, "overheads": overheads, "clocks": clocks}
 
 
 def handle_device_time(msg: dict[str, Any], fd: int) -> None:
@@ -340,7 +305,8 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
         make = lambda seed: loading.make_inputs(problem, seed, device, precision)  # noqa: E731
         hold = (_model_key(msg), int(msg["seed"]), bool(msg.get("tf32"))) if msg.get("block") else None
         with worker.tf32_allowed(bool(msg.get("tf32"))):
-            out, stats = device_clock.measure(model, make, int(msg["seed"]), _timer(device), float(msg["budget_s"]),
+            out, stats = device_clock.measure(model, make, int(msg["seed"]), reference_timing.timer_for(device),
+                                              float(msg["budget_s"]),
                                               "profiler" if msg.get("method") == "profiler" else None, hold=hold)
         del out
     except Exception as exc:
@@ -375,24 +341,6 @@ def handle_count(msg: dict[str, Any], fd: int) -> None:
         reference_memory.release_cached(str(msg.get("device") or "cpu"))
     reply["seconds"] = round(time.perf_counter() - started, 4)
     channel.send(fd, reply)
-
-
-def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: str, budget_s: float) -> dict[str, Any]:
-    """The reference (or torch.compile) timed alone with the solution's per-call method, for baselines.
-
-    Also reports the per-call overhead outside the window (input generation, flush, sync).
-    """
-    timer = _timer(device)
-    warm = _warm(problem, model, timer, device, precision, budget_s)
-    plan = timing.SamplingPlan(device, budget_s)
-    taken: dict[str, list] = {"samples": [], "overheads": [], "clocks": []}
-    start = time.perf_counter()
-    while not plan.done(taken["samples"], time.perf_counter() - start):
-        for key, values in _round(problem, model, timer, device, precision, 1).items():
-            taken[key] += values
-    stats = timing.summarize(taken["samples"], len(warm), taken["clocks"])
-    stats["overhead_ms"] = timing.median_ci(taken["overheads"])[0]
-    return {"timing": stats}
 
 
 def main() -> None:

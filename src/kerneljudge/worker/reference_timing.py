@@ -1,0 +1,69 @@
+"""The reference's timing in its trusted process: warm-up and timed rounds with the solution's own per-call method
+(worker/timing.py), which the orchestrator interleaves with the solution's rounds, and the reference timed alone
+for baselines. Split from worker/reference.py, which serves the requests.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import torch
+
+from kerneljudge.worker import loading, timing
+
+_timers: dict[str, timing.Timer] = {}
+
+
+def timer_for(device: str) -> timing.Timer:
+    """This process's timer for a device, made once (its L2-flush buffer is allocated with it)."""
+    if device not in _timers:
+        _timers[device] = timing.Timer(device)
+    return _timers[device]
+
+
+def warm(problem: Any, model: torch.nn.Module, timer: timing.Timer, device: str, precision: str,
+          budget_s: float) -> list[float]:
+    plan = timing.SamplingPlan(device, budget_s)
+    times: list[float] = []
+    start = time.perf_counter()
+    while not plan.warm(times, time.perf_counter() - start):
+        inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
+        times.append(timer.time_call(model, inputs)[1]["ms"])
+        del inputs
+    return times
+
+
+def timed_round(problem: Any, model: torch.nn.Module, timer: timing.Timer, device: str, precision: str,
+           calls: int) -> dict[str, Any]:
+    samples: list[float] = []
+    overheads: list[float] = []
+    clocks: list[str] = []
+    for _ in range(max(1, calls)):
+        t0 = time.perf_counter()
+        inputs = loading.make_inputs(problem, secrets.randbits(62), device, precision)
+        out, t = timer.time_call(model, inputs)
+        del out, inputs
+        samples.append(t["ms"])
+        clocks.append(t["clock"])
+        overheads.append((time.perf_counter() - t0) * 1e3 - t["host_ms"])
+    return {"samples": samples, "overheads": overheads, "clocks": clocks}
+
+
+def time_locally(problem: Any, model: torch.nn.Module, device: str, precision: str, budget_s: float) -> dict[str, Any]:
+    """The reference (or torch.compile) timed alone with the solution's per-call method, for baselines.
+
+    Also reports the per-call overhead outside the window (input generation, flush, sync).
+    """
+    timer = timer_for(device)
+    warmed = warm(problem, model, timer, device, precision, budget_s)
+    plan = timing.SamplingPlan(device, budget_s)
+    taken: dict[str, list] = {"samples": [], "overheads": [], "clocks": []}
+    start = time.perf_counter()
+    while not plan.done(taken["samples"], time.perf_counter() - start):
+        for key, values in timed_round(problem, model, timer, device, precision, 1).items():
+            taken[key] += values
+    stats = timing.summarize(taken["samples"], len(warmed), taken["clocks"])
+    stats["overhead_ms"] = timing.median_ci(taken["overheads"])[0]
+    return {"timing": stats}
