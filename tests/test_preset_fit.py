@@ -18,7 +18,7 @@ from kerneljudge import Judge, JudgeOptions
 from kerneljudge.cli.options import add_judge_options, judge_options, memory_size
 from kerneljudge.core.problem import read_problem
 from kerneljudge.judging import shapes as S
-from kerneljudge.judging.turns import judgement_memory_budget
+from kerneljudge.judging.device.turns import judgement_memory_budget
 from kerneljudge.service.intake import BadRequest, parse_options
 from kerneljudge.shapes import alignment as A
 from kerneljudge.shapes import derive as D

@@ -1,12 +1,12 @@
-"""The reference processes of a slot, one per problem (judging/reference_pool.py), with stand-in services."""
+"""The reference processes of a slot, one per problem (judging/device/reference_pool.py), with stand-in services."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from kerneljudge.judging import reference_pool
-from kerneljudge.judging.reference_pool import ReferencePool, process_limit
+from kerneljudge.judging.device import reference_pool
+from kerneljudge.judging.device.reference_pool import ReferencePool, process_limit
 
 
 class FakeService:

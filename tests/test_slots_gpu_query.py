@@ -1,10 +1,10 @@
-"""What a slot reads of its GPU from nvidia-smi (judging/slots.py), against a stand-in nvidia-smi on PATH."""
+"""What a slot reads of its GPU from nvidia-smi (judging/device/slots.py), against a stand-in nvidia-smi on PATH."""
 
 from __future__ import annotations
 
 import os
 
-from kerneljudge.judging import device_memory, slots
+from kerneljudge.judging.device import memory as device_memory, slots
 
 FAKE = """#!/bin/sh
 case "$*" in
@@ -36,7 +36,8 @@ def test_a_plan_is_fitted_to_the_card_only_when_asked(tmp_path, monkeypatch):
     # without --device-memory no problem is fitted ahead (the estimate is generous); the card's memory serves only
     # the fallback after a reference ran out of memory alone
     from kerneljudge.core.types import JudgeOptions
-    from kerneljudge.judging import shape_budget, turns
+    from kerneljudge.judging import shape_budget
+    from kerneljudge.judging.device import turns
 
     fake = tmp_path / "nvidia-smi"
     fake.write_text(FAKE)

@@ -8,8 +8,8 @@ import time
 from .conftest import FIXTURES, wait_for
 
 from kerneljudge.judging.executors.local import JudgePool
-from kerneljudge.judging.device_memory import SOLUTION_PROCESS_BYTES, DeviceMemory
-from kerneljudge.judging.turns import DeviceTurns, Hold, checks_at_once
+from kerneljudge.judging.device.memory import SOLUTION_PROCESS_BYTES, DeviceMemory
+from kerneljudge.judging.device.turns import DeviceTurns, Hold, checks_at_once
 from kerneljudge.core.problem import read_problem
 from kerneljudge.core.types import JudgeOptions
 
@@ -220,7 +220,7 @@ def test_at_most_limit_judgements_keep_state_on_the_device():
 
 
 def test_a_large_problem_keeps_the_device_alone_after_its_reference_outputs(cache_dir, monkeypatch):
-    from kerneljudge.judging import turns as turns_module
+    from kerneljudge.judging.device import turns as turns_module
 
     monkeypatch.setattr(turns_module, "SHARED_OUTPUT_BYTES", 0)    # every problem counts as large
     options = JudgeOptions(device="cpu", policy="lenient", trials=2, time_budget_s=0.2, cache_dir=cache_dir,

@@ -8,7 +8,7 @@ from typing import Any
 
 from kerneljudge.judging import environment
 from kerneljudge.judging.evaluate import evaluate
-from kerneljudge.judging.slots import make_slots
+from kerneljudge.judging.device.slots import make_slots
 from kerneljudge.core.problem import Problem, read_problem
 from kerneljudge.core.types import JudgeOptions, Verdict
 

@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     from kerneljudge.judging.shapes import resolve
-    from kerneljudge.judging.turns import judgement_memory_budget
+    from kerneljudge.judging.device.turns import judgement_memory_budget
     from kerneljudge.core.problem import ProblemError, read_problem
 
     try:

@@ -17,7 +17,7 @@ as a "stopped" event with the problem outcome.
 Generation and judging overlap: every trajectory is an asyncio task; requests go out through the
 provider (its own concurrency limit and retries); extracted solutions are queued to `judge_workers`
 daemon threads sharing one Judge session (one trusted reference process, one device: builds may overlap,
-device use takes turns in the judge (judging/turns.py)). Rows are appended to verdicts.jsonl as items finish;
+device use takes turns in the judge (judging/device/turns.py)). Rows are appended to verdicts.jsonl as items finish;
 a re-run with the same folder skips every (problem, sample, turn) already there, continues unfinished
 trajectories from their last row, and hits the provider's disk cache for replies already received.
 The run folder layout is in runfolder.py; the settings and config.json in bench_settings.py; one item

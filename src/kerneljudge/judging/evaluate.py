@@ -5,7 +5,7 @@ private channel, has the trusted reference process keep and compare the expected
 everything the child claims that it can check. Here: the static gate, the verdict from what the run raised
 or measured (a reference that fails is tried again alone; a crowded check that ran out of memory is judged
 again with the device to itself), and the clock the speedup is read on. The run itself is
-judging/solution_run.py; the devices it runs on are judging/slots.py.
+judging/solution_run.py; the devices it runs on are judging/device/slots.py.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from kerneljudge.analysis import kernels
 from kerneljudge.core.problem import Problem
 from kerneljudge.shapes.plan import ShapePlan
 from kerneljudge.core.types import BACKENDS, BLOCKING_FLAGS, CPU_BACKENDS, JudgeOptions, Verdict
-from kerneljudge.judging import shape_budget, shapes, slots, turns
+from kerneljudge.judging import shape_budget, shapes
+from kerneljudge.judging.device import slots, turns
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
-from kerneljudge.judging.slots import Slot
+from kerneljudge.judging.device.slots import Slot
 from kerneljudge.judging.solution_run import run_solution
 
 

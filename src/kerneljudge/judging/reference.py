@@ -52,7 +52,7 @@ class ReferenceService:
         self.timeout_s = timeout_s
         self._child: Child | None = None
         self._start_lock = threading.Lock()
-        # one request and its answer at a time: solutions checked at once share this process (judging/turns.py)
+        # one request and its answer at a time: solutions checked at once share this process (judging/device/turns.py)
         self._talk = threading.RLock()
         self._hello_pending = False   # the hello sent by start() has not been answered yet
         self.environment: dict[str, Any] = {}
@@ -136,11 +136,10 @@ class ReferenceService:
                     known[key] = int(value)
 
     def device_need(self, problem_path: str) -> int | None:
-        """Bytes of device memory a judgement of this problem is expected to hold, for admission (judging/turns.py):
-        twice the reference's measured peak (the solution's process holds about as much as the reference's),
-        else an estimate from its weights and inputs, else None (not known yet). The estimate counts each side's
-        weights, and per side inputs, outputs and intermediates as a few inputs, plus the reference's kept
-        outputs and the float64 copies its floor makes."""
+        """Bytes of device memory a judgement of this problem is expected to hold, for admission
+        (judging/device/turns.py): twice the reference's measured peak (the solution's process holds about as much
+        as the reference's), else estimated_need's estimate from its weights and inputs, else None (not known
+        yet)."""
         known = self.memory.get(problem_path, {})
         if known.get("peak_bytes"):
             return 2 * known["peak_bytes"]

@@ -9,8 +9,8 @@ out of memory with the card to itself.
 from __future__ import annotations
 
 from kerneljudge.core.types import JudgeOptions
-from kerneljudge.judging.slots import device_memory_total
-from kerneljudge.judging.turns import judgement_memory_budget
+from kerneljudge.judging.device.slots import device_memory_total
+from kerneljudge.judging.device.turns import judgement_memory_budget
 
 
 def judgement_budget(options: JudgeOptions, device: str, gpu: str = "0", card: bool = False) -> int | None:

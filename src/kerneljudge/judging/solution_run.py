@@ -1,5 +1,5 @@
 """Run one solution through its phases: start its boxed process, build and load it, then on the device in
-turns (judging/turns.py) the reference outputs, init, trials, timing, profile, device clock and held-out shapes.
+turns (judging/device/turns.py) the reference outputs, init, trials, timing, profile, device clock and held-out shapes.
 
 What goes wrong raises an Outcome or a ProblemOutcome (judging/context.py) for judging/evaluate.py to turn into
 a verdict; the timing figures land in `result`. The steps live beside this file: correctness (trials, output
@@ -17,12 +17,13 @@ from kerneljudge.core import sampling
 from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import ProblemError, problem_text
 from kerneljudge.core.types import JudgeOptions
-from kerneljudge.judging import boxing, correctness, cores, environment, timed, turns, warm_start, work_audit
+from kerneljudge.judging import boxing, correctness, cores, environment, timed, warm_start, work_audit
+from kerneljudge.judging.device import turns
 from kerneljudge.judging.build.request import BuildRefused
 from kerneljudge.judging.child import Child
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
-from kerneljudge.judging import slots
-from kerneljudge.judging.slots import Slot
+from kerneljudge.judging.device import slots
+from kerneljudge.judging.device.slots import Slot
 
 TIMED_CHECKS_GPU = 3
 TIMED_CHECKS_CPU = 2
@@ -64,7 +65,7 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         waited = slot.reference.wait_prepared(problem.sha256, opts.run_timeout_s)
         if waited > 0.001:
             ctx.add_time("reference_preparation", waited)
-        # Everything that touches the device happens in a turn on it (judging/turns.py): checks may share the
+        # Everything that touches the device happens in a turn on it (judging/device/turns.py): checks may share the
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
                           lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path),

@@ -5,7 +5,7 @@ torch's own `_share_cuda_` also creates a reference-counter file in /dev/shm, so
 /dev/shm writable (and therefore a CUDA context before its box was narrowed). The judge keeps an exported
 output alive until the reference process has copied it, which is all the counter was for, so the plain driver
 calls serve: no file, no /dev/shm, and the solution's process creates its CUDA context only when it first
-uses the device (judging/turns.py: once its judgement is admitted).
+uses the device (judging/device/turns.py: once its judgement is admitted).
 
 Every call needs the CUDA context current on the calling thread, which torch's first device call makes it.
 """

@@ -1,6 +1,6 @@
 """How much device memory a reference process's problems take, and giving it back between judgements.
 
-The orchestrator admits judgements to a device by the memory their problems need (judging/turns.py). It
+The orchestrator admits judgements to a device by the memory their problems need (judging/device/turns.py). It
 learns a problem's need here: an estimate when the model is prepared on the CPU (its weights, its inputs and the
 largest tensor its forward makes, found on the meta device, which costs nothing), then the peak the reference's
 own expect measured on the device.

@@ -78,8 +78,8 @@ def handle_threads(msg: dict[str, Any], fd: int) -> None:
 def handle_box(msg: dict[str, Any], fd: int) -> None:
     """Before any solution code: narrow the box if the launcher left a narrower one pending, and say what the box
     is. This reply is the last one the solution cannot have influenced. The device is not touched here: the
-    process creates its CUDA context when its judgement first uses the device (after admission, judging/turns.py),
-    so a process that builds, loads or waits holds no device memory."""
+    process creates its CUDA context when its judgement first uses the device (after admission,
+    judging/device/turns.py), so a process that builds, loads or waits holds no device memory."""
     from kerneljudge.sandbox import landlock, namespaces
 
     try:

@@ -4,9 +4,9 @@
         future = pool.submit(problem, "solution.py")      # concurrent.futures.Future[Verdict]
         verdict = future.result()
 
-One lane per device: per visible GPU (or the one CPU) its turns (judging/turns.py) and its trusted reference
+One lane per device: per visible GPU (or the one CPU) its turns (judging/device/turns.py) and its trusted reference
 processes (per precision/threads/cache a job asks for, one per problem as far as host memory allows:
-judging/reference_pool.py). A job's problem starts being prepared there (its model built on the CPU) as soon as
+judging/device/reference_pool.py). A job's problem starts being prepared there (its model built on the CPU) as soon as
 a worker takes the job, alongside the solution's build. A fixed number of daemon
 worker threads take jobs in the order they were submitted; each picks the least busy lane, builds the
 solution (that part runs alongside other builds) and then waits for turns on the lane's device: a few
@@ -34,9 +34,9 @@ from kerneljudge.core.problem import Problem
 from kerneljudge.core.types import JudgeOptions, Verdict
 from kerneljudge.judging import environment
 from kerneljudge.judging.evaluate import evaluate, judged_preset
-from kerneljudge.judging.reference_pool import process_limit
-from kerneljudge.judging.slots import Slot, device_turns, make_slots
-from kerneljudge.judging.turns import CHECKS_AT_ONCE_GPU
+from kerneljudge.judging.device.reference_pool import process_limit
+from kerneljudge.judging.device.slots import Slot, device_turns, make_slots
+from kerneljudge.judging.device.turns import CHECKS_AT_ONCE_GPU
 
 
 CHILD_MARK = "KJ_POOL_CHILD"

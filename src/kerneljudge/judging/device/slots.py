@@ -13,18 +13,19 @@ from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.sandbox.probing import SandboxReport
-from kerneljudge.judging import boxing, cores, environment, turns, warm_start
-from kerneljudge.judging.device_memory import DeviceMemory, query_gpus, read_mib
+from kerneljudge.judging import boxing, cores, environment, warm_start
+from kerneljudge.judging.device import turns
+from kerneljudge.judging.device.memory import DeviceMemory, query_gpus, read_mib
 from kerneljudge.judging.build.store import Builder
 from kerneljudge.judging.reference import ReferenceService
-from kerneljudge.judging.reference_pool import ReferencePool
-from kerneljudge.judging.turns import DeviceTurns
+from kerneljudge.judging.device.reference_pool import ReferencePool
+from kerneljudge.judging.device.turns import DeviceTurns
 
 
 @dataclass
 class Slot:
     """One device the judge may use: whose turn it is there, its trusted reference processes (one per problem:
-    judging/reference_pool.py), its child environment, and the cores its timing processes are pinned to (empty:
+    judging/device/reference_pool.py), its child environment, and the cores its timing processes are pinned to (empty:
     no pinning)."""
 
     reference: ReferencePool

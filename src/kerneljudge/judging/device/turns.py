@@ -7,7 +7,7 @@ a limit the caller names), while a timing phase waits until the device is empty 
 until it ends. A timing phase that waits stops new checks from starting, so timing never starves behind a
 stream of checks. Since a judgement keeps its inputs, outputs and the reference's kept outputs on the device
 between its turns, at most the same limit of judgements are admitted to the device at once (`Hold`), and,
-where the device's memory can be read (judging/device_memory.py), only as many as their problems' memory needs fit
+where the device's memory can be read (judging/device/memory.py), only as many as their problems' memory needs fit
 in beside what the card reports in use by everything else (`need` bytes each; the first is always admitted).
 Only admitted judgements hold device memory: a solution's process creates its CUDA context at its first turn.
 Judgements are admitted in the order they asked, so a large need is never passed over for ever by small ones. A
@@ -28,8 +28,8 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from kerneljudge.judging import device_memory
-from kerneljudge.judging.device_memory import DeviceMemory
+from kerneljudge.judging.device import memory as device_memory
+from kerneljudge.judging.device.memory import DeviceMemory
 
 
 CHECKS_AT_ONCE_GPU = 4   # solutions checked on one GPU at once, unless the options say otherwise
@@ -61,7 +61,7 @@ def judgement_memory_budget(total_bytes: int) -> int:
 
 
 class DeviceTurns:
-    """`memory`: the card's own account (judging/device_memory.py); without it, `memory_bytes` (the card's size)
+    """`memory`: the card's own account (judging/device/memory.py); without it, `memory_bytes` (the card's size)
     gives a fixed budget of ADMITTED_MEMORY_SHARE; with neither, admission is by count alone. `reclaim` is called
     (in a thread of its own, at most every RECLAIM_EVERY_S) while a judgement waits for memory: the caller closes
     processes that hold device memory and serve no judgement."""

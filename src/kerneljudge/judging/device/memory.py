@@ -1,6 +1,6 @@
 """One GPU's memory as the device itself reports it, read by the orchestrator without a CUDA context.
 
-The judge admits judgements to a GPU against this account (judging/turns.py): what the card reports in use is
+The judge admits judgements to a GPU against this account (judging/device/turns.py): what the card reports in use is
 everything on it, CUDA contexts, parked models and allocator caches of every process included, so admission
 needs no estimate of what the processes outside the admitted judgements hold. `--device-memory SIZE` makes the
 account smaller than the card (a 24 GB card's budget on an 80 GB one), contexts included.
