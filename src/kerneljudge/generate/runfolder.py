@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
+from kerneljudge.core import atomic_file
 from kerneljudge.generate.providers.cache import write_json_atomic
 from kerneljudge.core.jsonl import read_objects as read_jsonl
 
@@ -161,10 +162,7 @@ class RunFolder:
 
     def write_text(self, path: Path, text: str) -> None:
         """Whole-file write through a temporary name, so a reader never sees half a file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_file.write_text(path, text)
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         write_json_atomic(self.root / SUMMARY, dict(summary))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
+from kerneljudge.core import atomic_file
 from kerneljudge.judging import environment
 from kerneljudge.numerics.error_classes import WORKLOAD_KEYS
 from kerneljudge.judging.child import Child
@@ -244,11 +244,8 @@ class ReferenceService:
         return cached if isinstance(cached, dict) and isinstance(cached.get("median_ms"), (int, float)) else None
 
     def store_timing(self, problem_sha: str, preset: dict[str, Any], stats: dict[str, Any], tf32: bool = False) -> None:
-        path = self._cache_path(problem_sha, preset, "-tf32" if tf32 else "")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({k: v for k, v in stats.items() if k != "cached"}))
-        os.replace(tmp, path)
+        atomic_file.write_json(self._cache_path(problem_sha, preset, "-tf32" if tf32 else ""),
+                               {k: v for k, v in stats.items() if k != "cached"})
 
     def _cache_path(self, problem_sha: str, preset: dict[str, Any], suffix: str) -> Path:
         return Path(self.cache_dir) / "reference_times" / f"{self._cache_key(problem_sha, preset)}{suffix}.json"

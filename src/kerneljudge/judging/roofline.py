@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
+from kerneljudge.core import atomic_file
 from kerneljudge.core.paths import suite_tables_root
 from kerneljudge.core.problem import Problem, ProblemError, read_problem
 from kerneljudge.judging.lint import LintWorker, WorkerFailure
@@ -226,10 +226,7 @@ def known_counts(problem: Problem, cache_dir: str) -> dict[str, Any] | None:
 def store_counts(problem: Problem, cache_dir: str, counts: dict[str, Any]) -> None:
     cache = _cache_path(cache_dir, problem)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(counts))
-        os.replace(tmp, cache)
+        atomic_file.write_json(cache, counts)
     except OSError:
         pass
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from kerneljudge.core import atomic_file
 from kerneljudge.core.problem import sha256_text
 from kerneljudge.shapes import derive
 from kerneljudge.shapes.plan import PlanError, ShapePlan
@@ -48,9 +48,6 @@ def load_plan(path: Path) -> ShapePlan | None:
 
 def store_plan(path: Path, plan: ShapePlan) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(plan.to_json())
-        os.replace(tmp, path)
+        atomic_file.write_text(path, plan.to_json())
     except OSError:
         pass   # a cache that cannot be written only costs a probe next time

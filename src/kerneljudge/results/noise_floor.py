@@ -34,6 +34,7 @@ import os
 from collections import Counter
 from typing import Any, Iterable, Mapping, Optional
 
+from kerneljudge.core import atomic_file
 from kerneljudge.results.speedup_interval import device_speedup_interval
 from kerneljudge.results.verdict_rows import is_unjudgeable, problem_of
 
@@ -115,11 +116,7 @@ def build_floor(verdicts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def write_floor(path: str | os.PathLike, floor: Mapping[str, Any]) -> None:
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(floor, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic_file.write_text(path, json.dumps(floor, indent=1, sort_keys=True) + "\n")
 
 
 # --- reading a floor and placing speedups on it ---------------------------------------------------------

@@ -26,11 +26,11 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from kerneljudge.core import atomic_file
 from kerneljudge.generate.providers.per_loop import PerLoop
 from kerneljudge.generate.providers.types import Completion, Message, Provider, check_messages
 
@@ -59,20 +59,7 @@ def request_key(provider: str | None, model: str | None, messages: Sequence[Mess
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_file.write_json(path, data, fsync=True, ensure_ascii=False, indent=1, sort_keys=True)
 
 
 class CompletionCache:

@@ -5,21 +5,17 @@ markers written whole. Used by the build store (judging/build/store.py) and the 
 
 from __future__ import annotations
 
+from kerneljudge.core import atomic_file
 import contextlib
-import json
 import os
 import shutil
 import stat
-import tempfile
 from typing import Any
 
 
 def write_json(path: str, data: dict[str, Any]) -> None:
     """Whole or not at all: readers never see a half-written marker."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=os.path.dirname(path))
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f)
-    os.replace(temporary, path)
+    atomic_file.write_json(path, data)
 
 
 def freeze(folder: str) -> None:

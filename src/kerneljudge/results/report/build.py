@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from kerneljudge.core import atomic_file
 from kerneljudge import __version__
 from kerneljudge.results.report import assets, curves, tables
 from kerneljudge.results.report.curves import BAND_BOOT, TABLE_BOOT
@@ -103,8 +104,5 @@ def write_report(runs: Sequence[Run], out: str | os.PathLike,
     """Render and write the report through a temporary file (a reader never sees half a page)."""
     text, n_figs = render(runs, dict(baselines or {}), settings)
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_file.write_text(path, text)
     return ReportResult(path, len(text.encode("utf-8")), n_figs, sum(len(r.rows) for r in runs))
