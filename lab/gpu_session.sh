@@ -7,11 +7,14 @@
 #   finish  wait for the sweep, then the GPU fixtures and the bundled examples if time is left
 #   last    one call for all of it: the checks, the GPU fixtures, then as much of the sweep as fits (it resumes
 #           from a carried OUT folder's results.jsonl next time: --out points at it)
+#   honest  the staged honest corpus (lab/stage_honest_corpus.py), source after source, under HONEST_POLICY
+#           (default strict), then lab/honest_corpus_report.py; each source's log is upstream/honest_runs/POLICY/,
+#           copied to OUT/honest/: put it back there and carry upstream/ again to resume (lab/README.md)
 # Results land in OUT/<mode>/. Carry upstream/ (scripts/fetch_upstream.sh). Ends only the processes it started.
 #
-#     bash lab/gpu_session.sh hard|start|finish "$OUT" [EXTRA SWEEP ARGS...]
+#     bash lab/gpu_session.sh hard|start|finish|last|honest "$OUT" [EXTRA SWEEP OR RUN ARGS...]
 set -u
-MODE=${1:?usage: gpu_session.sh hard|start|finish|last OUT_DIR}
+MODE=${1:?usage: gpu_session.sh hard|start|finish|last|honest OUT_DIR}
 OUT=${2:?usage: gpu_session.sh hard|start|finish OUT_DIR}
 shift 2
 . lab/device_steps.sh
@@ -68,6 +71,22 @@ case "$MODE" in
     cat "$W/steps.txt"; tail -3 "$W/ipc_test.log"; cat "$W/host_bias.log"; head -16 "$W/fixtures.md"
     grep -E "^\| (correct|runtime|unjudgeable|wrong|timeout|rejected|build)|within|outside|fast_1.05|memory used" \
       "$W/sweep-report.md" | head -30
+    ;;
+  honest)   # HONEST_SOURCES (space-separated) in order, until HONEST_UNTIL seconds into the call
+    session_start "$OUT/honest"
+    POLICY=${HONEST_POLICY:-strict}
+    RUNS=upstream/honest_runs/$POLICY   # outside upstream/honest, which staging replaces
+    mkdir -p "$RUNS"
+    for src in ${HONEST_SOURCES:-upstream_triton leaderboard technoabsurdist cuda_l1}; do
+      left=$((${HONEST_UNTIL:-560} - SECONDS))
+      [ "$left" -gt 30 ] || break
+      step "honest_$src" "$left" python3 -m kerneljudge run --problems upstream/KernelBench \
+        --solutions "upstream/honest/$src/solutions" --policy "$POLICY" --out "$RUNS/$src.jsonl" --cache-dir "$CACHE" "$@"
+    done
+    cp "$RUNS"/*.jsonl "$W/" 2>/dev/null
+    python3 lab/honest_corpus_report.py "$RUNS"/*.jsonl --manifest upstream/honest/manifest.jsonl --device cuda \
+      >"$W/report.md" 2>&1
+    cat "$W/steps.txt"; head -14 "$W/report.md"
     ;;
   finish)
     session_start "$OUT/finish"
