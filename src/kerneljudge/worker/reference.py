@@ -167,6 +167,7 @@ def handle_prepare(msg: dict[str, Any], fd: int) -> None:
 def handle_park(msg: dict[str, Any], fd: int) -> None:
     """Between judgements: move this process's models to host memory and give the device's memory back."""
     device_clock.release()
+    reference_timing.release()
     moved = reference_memory.park(_models, _prepared) if msg.get("device") == "cuda" else 0
     channel.send(fd, {"status": "ok", "parked": moved})
 
@@ -267,6 +268,7 @@ def handle_check(msg: dict[str, Any], fd: int) -> None:
 
 def handle_forget(msg: dict[str, Any], fd: int) -> None:
     expected = _expected.pop(msg["token"], None)
+    reference_timing.release()
     if expected is not None:
         del expected
         reference_memory.release_cached(msg.get("device") or "cpu")
