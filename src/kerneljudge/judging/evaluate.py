@@ -56,7 +56,7 @@ def judged_preset(problem: Problem, plan: ShapePlan, options: JudgeOptions, devi
 
 
 def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: Slot, device: str,
-              plan: ShapePlan | None, reference: ReferenceService) -> Verdict:
+              plan: ShapePlan | None, reference: ReferenceService, alone_again: bool = False) -> Verdict:
     started = time.monotonic()
     solution_path = str(Path(solution_path).resolve())  # the solution's process works in its own folder
     text = Path(solution_path).read_text()
@@ -75,6 +75,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                   far_below_index=far_below["index"] if far_below else None)
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     ctx.contract = options.numerics
+    ctx.info["alone_again"] = alone_again   # a judgement tried again after a memory failure (solution_run)
     ctx.info["backend"] = backend
     # the solution's own kernel names, read from its source here (for the profile, threat C3)
     ctx.info["custom_kernels"] = kernels.custom_kernel_names(text)
@@ -124,7 +125,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         # other judgements shared the device, and their memory may be what ran out: judged again, with the
         # device's memory to itself (checks_at_once=1 cannot come back here)
         again = _evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan,
-                          reference)
+                          reference, alone_again=True)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
                                    wall_s=round(time.monotonic() - started, 3))
     if problem_outcome is not None and not fitted and _fits_after_all(problem_outcome, device):

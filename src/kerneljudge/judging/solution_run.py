@@ -88,9 +88,12 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
 
 
 def _memory_to_itself(ctx: Context, slot: Slot) -> None:
-    """Admitted with the device's memory to itself (a judgement tried again alone): nothing else of the judge holds
-    device memory beside it once the card's use has settled."""
-    slots.clear_device(slot, ctx.reference)
+    """Admitted with the device's memory to itself (limit 1): on a GPU, the other reference processes park their
+    models and the card's use settles first. A judgement tried again after a memory failure (`alone_again`) also
+    has the reference processes that serve no judgement closed; one judged with --checks-at-once 1 does not, or
+    every judgement would close the others' processes and their models be built again for the next."""
+    if ctx.device == "cuda":
+        slots.clear_device(slot, ctx.reference, close_idle=bool(ctx.info.get("alone_again")))
 
 
 def _pin_timed(ctx: Context, slot: Slot, alone: bool) -> None:

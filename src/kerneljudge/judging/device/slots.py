@@ -114,10 +114,12 @@ def _device_env(device: str, index: int) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": ids[index] if ids else str(index)}
 
 
-def clear_device(slot: Slot, keep: ReferenceService) -> int | None:
-    """Make the device's memory one judgement's: close the reference processes that serve no judgement, park the
-    models of the others (but `keep`'s), and wait until the card's use stops falling. Called once no other judgement
-    is admitted. Returns the card's use then (None where it cannot be read)."""
-    slot.reference.close_idle(keep=keep)
+def clear_device(slot: Slot, keep: ReferenceService, close_idle: bool = True) -> int | None:
+    """Make the device's memory one judgement's: close the reference processes that serve no judgement (with
+    `close_idle`: their models are built again when next needed), park the models of the others (but `keep`'s),
+    and wait until the card's use stops falling. Called once no other judgement is admitted. Returns the card's use
+    then (None where it cannot be read)."""
+    if close_idle:
+        slot.reference.close_idle(keep=keep)
     slot.reference.park_others(keep)
     return slot.turns.memory.settle() if slot.turns.memory else None
