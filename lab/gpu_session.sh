@@ -21,11 +21,11 @@ shift 2
 SWEEP=/tmp/kj-sweep          # outside OUT, which each call empties
 CACHE=/tmp/kj-cache
 CLOCKS='level1/69_|level2/63_|level3/(20|34|35|39)_'   # the copies whose clocks drifted on the H100
-sweep_report() {
-  mkdir -p "$W/sweep"
-  cp "$1"/*.md "$1"/*.json "$1"/sweep.log "$W/sweep/" 2>/dev/null
-  gzip -c "$1/results.jsonl" > "$W/sweep/results.jsonl.gz" 2>/dev/null
-  gzip -c "$1/gpu_samples.csv" > "$W/sweep/gpu_samples.csv.gz" 2>/dev/null
+sweep_report() {   # three files beside the call's others: at most 8 come back from OUT
+  mkdir -p "$W"; rm -f "$W/install.log"
+  cp "$1/report.md" "$W/sweep-report.md" 2>/dev/null
+  cp "$1/floor.json" "$W/sweep-floor.json" 2>/dev/null
+  gzip -c "$1/results.jsonl" > "$W/sweep-results.jsonl.gz" 2>/dev/null
   tail -5 "$1/sweep.log" 2>/dev/null; head -60 "$1"/report.md 2>/dev/null
 }
 case "$MODE" in
