@@ -93,7 +93,8 @@ case "$MODE" in
     while [ $((SECONDS)) -lt 420 ] && kill -0 "$(cat "$SWEEP/pid")" 2>/dev/null; do sleep 5; done
     kill -0 "$(cat "$SWEEP/pid")" 2>/dev/null && echo "the sweep is still running" || echo "the sweep ended"
     sweep_report "$SWEEP"
-    [ $((SECONDS)) -lt 430 ] && step fixtures 150 python3 scripts/gpu_report.py fixtures --out "$W" --cache "$CACHE"
+    [ $((SECONDS)) -lt 430 ] && step fixtures 150 python3 scripts/gpu_report.py fixtures --out /tmp/kj-fixtures --cache "$CACHE"
+    cp /tmp/kj-fixtures/fixtures.md "$W/" 2>/dev/null
     cat "$W/steps.txt" 2>/dev/null; head -20 "$W/fixtures.md" 2>/dev/null
     ;;
 esac
