@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -14,6 +17,16 @@ CACHE = os.environ.get("KERNELJUDGE_TEST_CACHE", str(ROOT / ".kj-cache" / "tests
 # each test's own build folder would make its own 800 MB precompiled header in the background:
 # tests/test_pch.py turns it on where it is the subject
 os.environ.setdefault("KERNELJUDGE_PCH", "0")
+
+
+def load_file(folder: str, name: str) -> ModuleType:
+    """A script of the repository's `folder` (scripts/, lab/: not installed) imported as module `name`, registered
+    in sys.modules so the modules it imports from beside it are found the same way."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def wait_for(predicate, timeout: float = 20.0, every: float = 0.1) -> bool:

@@ -4,7 +4,6 @@ into upstream's run layout with every skip reason the stager can tell cheaply.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -12,19 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "lab" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-STAGE = load("stage_honest_corpus")
-REPORT = load("honest_corpus_report")
+STAGE = load_file("lab", "stage_honest_corpus")
+REPORT = load_file("lab", "honest_corpus_report")
 SOURCES = sys.modules["honest_sources"]
 
 PROBLEM = '''import torch

@@ -12,8 +12,6 @@ way. So the median is held to 10% and each copy to 30%: the old bias fails, host
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,8 @@ from kerneljudge.core.problem import read_problem
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.judging.batch import Job, run_batch
 
+from .conftest import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "src" / "kerneljudge" / "data" / "problems"
 MEDIAN_LOW, MEDIAN_HIGH = 0.90, 1.10   # the 20 copies' median: a bias between the processes moves all of them
@@ -29,11 +29,7 @@ LOW, HIGH = 0.70, 1.30                 # each copy: host jitter on 2 shared core
 
 
 def _identity_copy():
-    spec = importlib.util.spec_from_file_location("identity_copy", ROOT / "scripts" / "identity_copy.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("identity_copy", module)
-    spec.loader.exec_module(module)
-    return module.identity_source
+    return load_file("scripts", "identity_copy").identity_source
 
 
 def problems() -> list[Path]:

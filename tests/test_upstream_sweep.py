@@ -5,7 +5,6 @@ The whole sweep runs on the CPU as `python scripts/upstream_sweep.py --levels 1 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -17,18 +16,12 @@ import pytest
 
 from kerneljudge.core.mapping import find_problems, match_solution, pair_solutions
 
+from .conftest import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SWEEP = load("upstream_sweep")   # imports the three modules beside it
+SWEEP = load_file("scripts", "upstream_sweep")   # imports the three modules beside it
 COPY = sys.modules["identity_copy"]
 SAMPLER = sys.modules["busy_sampler"]
 REPORT = sys.modules["upstream_sweep_report"]

@@ -4,7 +4,6 @@ and small problem files. No judge runs here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -14,18 +13,12 @@ import pytest
 from kerneljudge.core.mapping import find_problems
 from kerneljudge.results import noise_floor as NF
 
+from .conftest import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SWEEP = load("upstream_sweep")      # puts scripts/ on sys.path and imports the modules beside it
+SWEEP = load_file("scripts", "upstream_sweep")      # puts scripts/ on sys.path and imports the modules beside it
 REPORT = sys.modules["upstream_sweep_report"]
 MARKDOWN = sys.modules["sweep_report_markdown"]
 SUBSET = sys.modules["memory_subset"]
@@ -150,6 +143,7 @@ def test_hard_then_limit_in_level_order(monkeypatch, tmp_path, capsys):
 
 SMALL = """import torch
 import torch.nn as nn
+
 {top}
 
 class Model(nn.Module):
