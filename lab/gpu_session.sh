@@ -10,6 +10,9 @@
 #   honest  the staged honest corpus (lab/stage_honest_corpus.py), source after source, under HONEST_POLICY
 #           (default strict), then lab/honest_corpus_report.py; each source's log is upstream/honest_runs/POLICY/,
 #           copied to OUT/honest/: put it back there and carry upstream/ again to resume (lab/README.md)
+#   queue   lab/gpu_queue.sh QUEUE_ITEMS in the background (started by the first such call, with setsid, so it
+#           outlives the call), watched until QUEUE_UNTIL seconds; every call returns OUT/queue/queue.tgz, all the
+#           queue has written so far. Call again within the machine's warm time to keep watching
 # Results land in OUT/<mode>/. Carry upstream/ (scripts/fetch_upstream.sh). Ends only the processes it started.
 #
 #     bash lab/gpu_session.sh hard|start|finish|last|honest "$OUT" [EXTRA SWEEP OR RUN ARGS...]
@@ -87,6 +90,25 @@ case "$MODE" in
     python3 lab/honest_corpus_report.py "$RUNS"/*.jsonl --manifest upstream/honest/manifest.jsonl --device cuda \
       >"$W/report.md" 2>&1
     cat "$W/steps.txt"; head -14 "$W/report.md"
+    ;;
+  queue)
+    session_start "$OUT/queue"
+    rm -f "$W/install.log"
+    QDIR=/tmp/kj-queue
+    mkdir -p "$QDIR"
+    if ! { [ -f "$QDIR/pid" ] && kill -0 "$(cat "$QDIR/pid")" 2>/dev/null; } && ! grep -q "^queue: over" "$QDIR/status.txt" 2>/dev/null; then
+      setsid bash lab/gpu_queue.sh "$QDIR" ${QUEUE_ITEMS:-sweep hard24 honest_strict sweep24 honest_lenient} \
+        >"$QDIR/queue.log" 2>&1 < /dev/null &
+      echo $! >"$QDIR/pid"
+      echo "queue started: ${QUEUE_ITEMS:-sweep hard24 honest_strict sweep24 honest_lenient}"
+    fi
+    while [ $((SECONDS)) -lt "${QUEUE_UNTIL:-560}" ] && kill -0 "$(cat "$QDIR/pid")" 2>/dev/null; do sleep 5; done
+    tar czf "$W/queue.tgz" -C "$QDIR" --exclude=solutions . 2>/dev/null
+    cat "$QDIR/status.txt"; tail -3 "$QDIR/queue.log"
+    for d in "$QDIR"/*/; do
+      [ -f "$d/report.md" ] && { echo "== $d"; grep -E "^\| (correct|runtime|unjudgeable|wrong|timeout|rejected|build|accepted)|within|outside|fast_1.05|memory used|Wall|wall" "$d/report.md" | head -24; }
+      ls "$d"/*.jsonl >/dev/null 2>&1 && wc -l "$d"/*.jsonl | tail -1
+    done
     ;;
   finish)
     session_start "$OUT/finish"

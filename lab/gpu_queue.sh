@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU work of issues 31-33 as one queue that runs in the background across several device calls, so the
+# card never waits between calls (lab/gpu_session.sh queue starts it with setsid and watches it).
+#
+#     bash lab/gpu_queue.sh QUEUE_DIR ITEM...     # items in order; an item with QUEUE_DIR/ITEM/done is skipped
+#
+# Items:
+#   sweep           upstream's level 1-3 identity sweep at its own sizes (the memory and noise bars)
+#   hard24          the 30 most memory-hungry problems with --device-memory 24GiB (a 24 GB card's budget)
+#   sweep24         the whole sweep with --device-memory 24GiB
+#   honest_strict   the staged honest corpus (lab/stage_honest_corpus.py), source after source, strict
+#   honest_lenient  the same, lenient
+# Each item writes QUEUE_DIR/ITEM/ (its log, results, report) and QUEUE_DIR/status.txt lines
+# "ITEM: exit S after T s". Steps run through run_step.py, so each ends only what it started.
+set -u
+Q=${1:?usage: gpu_queue.sh QUEUE_DIR ITEM...}
+shift
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE=${CACHE:-/tmp/kj-cache}
+SOURCES=${HONEST_SOURCES:-upstream_triton leaderboard technoabsurdist cuda_l1}
+export PYTHONUNBUFFERED=1
+
+limited() {  # limited SECONDS LOG COMMAND...
+  local limit=$1 log=$2
+  shift 2
+  python3 "$LAB_DIR/run_step.py" --limit "$limit" --grace 10 --log "$log" -- "$@"
+}
+
+honest() {  # honest POLICY DIR
+  local policy=$1 dir=$2 src rc=0
+  for src in $SOURCES; do
+    limited 1800 "$dir/$src.log" python3 -m kerneljudge run --problems upstream/KernelBench \
+      --solutions "upstream/honest/$src/solutions" --policy "$policy" --out "$dir/$src.jsonl" \
+      --cache-dir "$CACHE" || rc=$?
+  done
+  python3 "$LAB_DIR/honest_corpus_report.py" "$dir"/*.jsonl --manifest upstream/honest/manifest.jsonl \
+    --device cuda >"$dir/report.md" 2>&1
+  return $rc
+}
+
+for item in "$@"; do
+  dir=$Q/$item
+  [ -e "$dir/done" ] && continue
+  mkdir -p "$dir"
+  started=$SECONDS
+  echo "$item: started $(date -u +%FT%TZ)" >>"$Q/status.txt"
+  case "$item" in
+    sweep)   limited 1500 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
+               --cache-dir "$CACHE" ;;
+    hard24)  limited 600 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
+               --cache-dir "$CACHE" --hard 30 -- --device-memory 24GiB ;;
+    sweep24) limited 1800 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
+               --cache-dir "$CACHE" -- --device-memory 24GiB ;;
+    honest_strict)  honest strict "$dir" ;;
+    honest_lenient) honest lenient "$dir" ;;
+    *) echo "gpu_queue: unknown item $item" >&2; false ;;
+  esac
+  rc=$?
+  echo "$item: exit $rc after $((SECONDS - started)) s" >>"$Q/status.txt"
+  touch "$dir/done"
+done
+echo "queue: over $(date -u +%FT%TZ)" >>"$Q/status.txt"
