@@ -5,11 +5,13 @@
 #     bash lab/gpu_queue.sh QUEUE_DIR ITEM...     # items in order; an item with QUEUE_DIR/ITEM/done is skipped
 #
 # Items:
+#   checks          the GPU tests of the memory account: a reference process gives its memory back, IPC, turns
 #   sweep           upstream's level 1-3 identity sweep at its own sizes (the memory and noise bars)
 #   hard24          the 30 most memory-hungry problems with --device-memory 24GiB (a 24 GB card's budget)
 #   sweep24         the whole sweep with --device-memory 24GiB
 #   honest_strict   the staged honest corpus (lab/stage_honest_corpus.py), source after source, strict
 #   honest_lenient  the same, lenient
+#   alone           12 verdicts of the strict honest run and the sweep judged again alone (lab/batch_vs_alone.py)
 # Each item writes QUEUE_DIR/ITEM/ (its log, results, report) and QUEUE_DIR/status.txt lines
 # "ITEM: exit S after T s". Steps run through run_step.py, so each ends only what it started.
 set -u
@@ -19,6 +21,7 @@ LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${CACHE:-/tmp/kj-cache}
 SOURCES=${HONEST_SOURCES:-upstream_triton leaderboard technoabsurdist cuda_l1}
 export PYTHONUNBUFFERED=1
+python3 -c "import kerneljudge, sys; sys.stdout.write(f'queue: kerneljudge from {kerneljudge.__file__}\\n')"
 
 limited() {  # limited SECONDS LOG COMMAND...
   local limit=$1 log=$2
@@ -45,6 +48,8 @@ for item in "$@"; do
   started=$SECONDS
   echo "$item: started $(date -u +%FT%TZ)" >>"$Q/status.txt"
   case "$item" in
+    checks)  limited 240 "$dir/checks.log" python3 -m pytest -q -p no:cacheprovider tests/test_reference_memory_gpu.py \
+               tests/test_ipc.py tests/test_turns.py ;;
     sweep)   limited 1500 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
                --cache-dir "$CACHE" ;;
     hard24)  limited 600 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
@@ -52,6 +57,8 @@ for item in "$@"; do
     sweep24) limited 1800 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
                --cache-dir "$CACHE" -- --device-memory 24GiB ;;
     honest_strict)  honest strict "$dir" ;;
+    alone)   limited 900 "$dir/alone.log" python3 lab/batch_vs_alone.py "$Q"/honest_strict/*.jsonl \
+               "$Q/sweep/results.jsonl" --out "$dir/report.md" --count 12 ;;
     honest_lenient) honest lenient "$dir" ;;
     *) echo "gpu_queue: unknown item $item" >&2; false ;;
   esac

@@ -10,9 +10,10 @@
 #   honest  the staged honest corpus (lab/stage_honest_corpus.py), source after source, under HONEST_POLICY
 #           (default strict), then lab/honest_corpus_report.py; each source's log is upstream/honest_runs/POLICY/,
 #           copied to OUT/honest/: put it back there and carry upstream/ again to resume (lab/README.md)
-#   queue   lab/gpu_queue.sh QUEUE_ITEMS in the background (started by the first such call, with setsid, so it
-#           outlives the call), watched until QUEUE_UNTIL seconds; every call returns OUT/queue/queue.tgz, all the
-#           queue has written so far. Call again within the machine's warm time to keep watching
+#   queue   lab/gpu_queue.sh QUEUE_ITEMS (default: checks sweep sweep24 honest_strict alone honest_lenient) in the background,
+#           from a copy of the tree in /tmp/kj-tree (started by the first such call, with setsid, so it outlives the
+#           call), watched until QUEUE_UNTIL seconds; every call returns OUT/queue/queue.tgz, all the queue has
+#           written so far. Call again within the machine's warm time (30 s) to keep watching
 # Results land in OUT/<mode>/. Carry upstream/ (scripts/fetch_upstream.sh). Ends only the processes it started.
 #
 #     bash lab/gpu_session.sh hard|start|finish|last|honest "$OUT" [EXTRA SWEEP OR RUN ARGS...]
@@ -96,15 +97,19 @@ case "$MODE" in
     rm -f "$W/install.log"
     QDIR=/tmp/kj-queue
     mkdir -p "$QDIR"
+    ITEMS=${QUEUE_ITEMS:-checks sweep sweep24 honest_strict alone honest_lenient}
     if ! { [ -f "$QDIR/pid" ] && kill -0 "$(cat "$QDIR/pid")" 2>/dev/null; } && ! grep -q "^queue: over" "$QDIR/status.txt" 2>/dev/null; then
-      setsid bash lab/gpu_queue.sh "$QDIR" ${QUEUE_ITEMS:-sweep hard24 honest_strict sweep24 honest_lenient} \
-        >"$QDIR/queue.log" 2>&1 < /dev/null &
-      echo $! >"$QDIR/pid"
-      echo "queue started: ${QUEUE_ITEMS:-sweep hard24 honest_strict sweep24 honest_lenient}"
+      # the queue runs from a copy of the tree: each call copies the working tree here afresh, and a file replaced
+      # under a running judge fails its judgement (upstream's level 3 AlexNet, "No such file", on 2026-12-07)
+      rm -rf /tmp/kj-tree && mkdir -p /tmp/kj-tree && tar --exclude=.git --exclude=.venv --exclude=.kj-cache -cf - . | tar -xf - -C /tmp/kj-tree
+      # PYTHONPATH comes before the editable install: the judge and its children import the copy
+      (cd /tmp/kj-tree && PYTHONPATH=/tmp/kj-tree/src setsid bash lab/gpu_queue.sh "$QDIR" $ITEMS \
+        >"$QDIR/queue.log" 2>&1 < /dev/null & echo $! >"$QDIR/pid")
+      echo "queue started: $ITEMS"
     fi
     while [ $((SECONDS)) -lt "${QUEUE_UNTIL:-560}" ] && kill -0 "$(cat "$QDIR/pid")" 2>/dev/null; do sleep 5; done
     tar czf "$W/queue.tgz" -C "$QDIR" --exclude=solutions . 2>/dev/null
-    cat "$QDIR/status.txt"; tail -3 "$QDIR/queue.log"
+    cat "$QDIR/status.txt"; tail -3 "$QDIR/queue.log"; tail -4 "$QDIR/checks/checks.log" 2>/dev/null
     for d in "$QDIR"/*/; do
       [ -f "$d/report.md" ] && { echo "== $d"; grep -E "^\| (correct|runtime|unjudgeable|wrong|timeout|rejected|build|accepted)|within|outside|fast_1.05|memory used|Wall|wall" "$d/report.md" | head -24; }
       ls "$d"/*.jsonl >/dev/null 2>&1 && wc -l "$d"/*.jsonl | tail -1

@@ -76,6 +76,22 @@ def _verdict_lines(s: dict[str, Any]) -> list[str]:
     return lines + _table(["problem", "kind", "reason"], rows) + [""]
 
 
+def _memory_lines(s: dict[str, Any]) -> list[str]:
+    m = s.get("memory_and_contracts")
+    if not m:
+        return []
+    named = ", ".join(m["memory_failure_problems"][:SHOWN]) + (" ..." if m["memory_failures"] > SHOWN else "")
+    c = m["contracts"]
+    return ["## Memory and contracts", "",
+            f"- Verdicts that name a memory failure (out of memory, cuBLAS allocation, a busy device): "
+            f"**{m['memory_failures']}**" + (f" ({named})" if named else ""),
+            f"- Judged again alone after a memory failure (`checked_alone_again`): {m['checked_alone_again']}; "
+            f"at a preset fitted to the device's memory (`preset_fitted`): {m['preset_fitted']}",
+            f"- Contracts: {c['tf32']} judged under tf32 (the default), {c['fp32_tightened']} under fp32 where tf32 "
+            f"could not tell answers apart (`contract_tightened`), {c['degenerate_under_both']} degenerate under "
+            f"both; unjudgeable in all: {m['unjudgeable']}", ""]
+
+
 def _speedup_lines(s: dict[str, Any]) -> list[str]:
     stats = s["speedups"]
     clocks = list(stats)
@@ -159,6 +175,6 @@ def _time_lines(s: dict[str, Any]) -> list[str]:
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
-    lines = (_header(summary) + _verdict_lines(summary) + _speedup_lines(summary) + _busy_lines(summary)
-             + _time_lines(summary) + floor_lines(summary, _table))
+    lines = (_header(summary) + _verdict_lines(summary) + _memory_lines(summary) + _speedup_lines(summary)
+             + _busy_lines(summary) + _time_lines(summary) + floor_lines(summary, _table))
     return "\n".join(lines).rstrip() + "\n"

@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from kerneljudge.judging.evaluate import is_memory_failure
 from kerneljudge.results.noise_floor import build_floor
 from sweep_floor_report import NEAR_ONE, WIDE, device_clock_shares
 
@@ -89,6 +90,26 @@ def problem_outcomes(verdicts: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 # ---------------------------------------------------------------------------------------------------------
 # where the judge's time went
+
+
+def memory_and_contracts(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """What issues 31 and 32 count over a sweep: verdicts whose text names a memory failure (out of memory, cuBLAS
+    allocation, a busy device), how many were tried again alone or judged at a fitted preset, and how many problems
+    each numerics contract judged: under tf32, under fp32 because tf32 could not tell answers apart
+    (`contract_tightened`), or under neither (`degenerate_reference`)."""
+    def text(v: dict[str, Any]) -> str:
+        return " ".join(str(v.get(k) or "") for k in ("reason", "error_excerpt"))
+    memory = sorted(v.get("problem_id") or "?" for v in verdicts if is_memory_failure(text(v)))
+    flags = Counter(f for v in verdicts for f in v.get("flags") or ())
+    judged = [v for v in verdicts if not is_unjudgeable(v)]
+    tightened = sum(1 for v in judged if "contract_tightened" in (v.get("flags") or ()))
+    return {"memory_failures": len(memory), "memory_failure_problems": memory,
+            "checked_alone_again": flags["checked_alone_again"], "preset_fitted": flags["preset_fitted"],
+            "unjudgeable": len(verdicts) - len(judged),
+            "contracts": {"tf32": len(judged) - tightened, "fp32_tightened": tightened,
+                          "degenerate_under_both": sum(1 for v in verdicts if is_unjudgeable(v) and
+                                                       (v.get("problem_outcome") or {}).get("kind")
+                                                       == "degenerate_reference")}}
 
 
 def phase_totals(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -253,6 +274,7 @@ def summarize(verdicts: Iterable[dict[str, Any]], gpu_samples: list[dict[str, An
         "run": run or {},
         "machine": machine(rows),
         "verdicts": verdict_summary(rows),
+        "memory_and_contracts": memory_and_contracts(rows),
         "problem_outcomes": problem_outcomes(rows),
         "speedups": {clock: speedup_stats(judgeable, clock) for clock in CLOCK_FIELDS},
         "device_clock_shares": device_clock_shares(judgeable),

@@ -95,6 +95,27 @@ def test_park_moves_models_to_the_host_and_drops_the_oldest_beyond_the_limit(mon
     assert all(next(m.parameters()).device.type == "cpu" for _, m in parked.values())
 
 
+def test_park_keeps_the_models_of_problems_still_judged_on_the_device(monkeypatch):
+    monkeypatch.setattr(reference_memory, "release_cached", lambda device: None)
+    models = OrderedDict(((path, "preset"), ("problem", torch.nn.Linear(4, 4))) for path in ("a.py", "b.py"))
+    models[("b.py", "held-out")] = ("problem", torch.nn.Linear(4, 4))
+    parked: dict = {}
+    assert reference_memory.park(models, parked, keep=frozenset({"b.py"})) == 1
+    assert list(models) == [("b.py", "preset"), ("b.py", "held-out")] and list(parked) == [("a.py", "preset")]
+
+
+def test_park_with_nothing_kept_drops_expected_outputs_nobody_forgot(monkeypatch):
+    from kerneljudge.worker import reference as worker_reference
+
+    sent = []
+    monkeypatch.setattr(worker_reference.channel, "send", lambda fd, msg: sent.append(msg))
+    monkeypatch.setitem(worker_reference._expected, "token", object())
+    worker_reference.handle_park({"cmd": "park", "device": "cpu", "keep": ["x.py"]}, 0)
+    assert "token" in worker_reference._expected and sent[-1]["dropped_expected"] == 0
+    worker_reference.handle_park({"cmd": "park", "device": "cpu", "keep": []}, 0)
+    assert not worker_reference._expected and sent[-1]["dropped_expected"] == 1
+
+
 def test_device_need_prefers_the_measured_peak_over_the_estimate():
     service = ReferenceService("cuda", "fp32", 1, "/tmp")
     assert service.device_need("p.py") is None

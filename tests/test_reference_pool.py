@@ -21,22 +21,38 @@ class FakeService:
         self.started = self.closed = False
         self.prepared: list[tuple] = []
         self.parked = 0
+        self.kept: list[tuple] = []      # what each park was told to keep
+        self.park_reply: dict = {}
+        self.fake_pid: int | None = None
 
     def start(self) -> None:
         self.started = True
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         self.closed = True
+        self.fake_pid = None
 
     def prepare(self, path, preset, seed) -> None:
         self.prepared.append((path, tuple(preset.items()), seed))
 
-    def park(self, wait: bool = True) -> None:
+    def park(self, wait: bool = True, keep: tuple = ()) -> dict:
         self.parked += 1
+        self.kept.append(tuple(keep))
+        return self.park_reply
 
     @property
-    def pid(self) -> None:
-        return None
+    def pid(self) -> int | None:
+        return self.fake_pid
+
+
+class ListedMemory:
+    """The device's per-process figures, as a dict pid -> bytes (no descendants)."""
+
+    def __init__(self, listed: dict[int, int]):
+        self.listed = listed
+
+    def held_by(self, pids, fresh: bool = False) -> int:
+        return sum(self.listed.get(p, 0) for p in pids)
 
 
 def test_first_problem_takes_the_general_process_and_others_get_their_own():
@@ -120,43 +136,66 @@ def test_a_pool_judges_two_problems_in_two_reference_processes(cache_dir, monkey
     assert len(services) == 2 and len(seeds) == 2
 
 
-def test_close_idle_closes_idle_processes_but_the_kept_and_the_general_one():
+def test_a_process_parks_what_no_admitted_judgement_uses_when_one_leaves_the_device():
     pool = ReferencePool(FakeService, limit=4)
-    general = pool.acquire("a")
-    b = pool.acquire("b")
-    c = pool.acquire("c")
-    pool.release(c)
-    d = pool.acquire("d")
-    pool.release(d)
-    pool.release(general)
-    assert pool.users(b) == 1 and pool.users(c) == 0
-    assert pool.close_idle(keep=d) == 1                # c: idle; b: busy; d: kept; general: never
-    assert c.closed and not b.closed and not d.closed and not general.closed
-    assert pool.acquire("c") is not c                  # a new process for c next time
+    shared = pool.acquire("a")
+    pool.entered(shared, "a.py")
+    pool.entered(shared, "b.py")                       # a busy process serves two problems' judgements
+    pool.left(shared, "a.py")
+    assert shared.kept == [("b.py",)] and not shared.closed   # b's model stays; a's is parked
+    pool.entered(shared, "b.py")
+    pool.left(shared, "b.py")
+    assert shared.kept[-1] == ("b.py",)                # another judgement of b is still admitted
+    pool.left(shared, "b.py")
+    assert shared.kept[-1] == () and pool.serving(shared) == ()
 
 
-def test_an_idle_process_parks_its_models_in_a_turn_unless_it_is_used_again():
+def test_a_process_that_keeps_memory_serving_no_judgement_is_closed(capsys):
+    gib = 1 << 30
     pool = ReferencePool(FakeService, limit=4)
     a = pool.acquire("a")
-    assert pool.release(a) == 0
-    turns_taken = []
-    gate = threading.Event()
+    a.fake_pid = 501
+    memory = ListedMemory({501: 19 * gib})           # it parked, but the device still lists 19 GiB for it
+    a.park_reply = {"allocated_bytes": 18 * gib, "largest_tensors": ["(4096, 393216) float32 6144 MiB"],
+                    "dropped_expected": 3}
+    pool.entered(a, "a.py")
+    pool.left(a, "a.py", memory)
+    assert a.closed
+    said = capsys.readouterr().err
+    assert "kept 19.0 GiB" in said and "(4096, 393216) float32" in said and "3 expected outputs dropped" in said
+    b = pool.acquire("b")
+    b.fake_pid = 502
+    pool.entered(b, "b.py")
+    assert not pool.give_back(b, ListedMemory({502: 20 * gib}))   # still serving b: never closed
+    pool.left(b, "b.py", ListedMemory({502: 500 << 20}))           # a context's worth is left: kept open
+    assert not b.closed
 
-    class Turn:
-        def __enter__(self):
-            gate.wait(5)
 
-        def __exit__(self, *exc):
-            turns_taken.append(1)   # the park (or not) happened inside the turn
-            return False
+def test_reclaim_closes_what_serves_no_admitted_judgement_and_holds_memory_or_nothing():
+    gib = 1 << 30
+    pool = ReferencePool(FakeService, limit=6)
+    general, busy, waiting, idle, small = (pool.acquire(k) for k in "abcde")
+    for i, s in enumerate((general, busy, waiting, idle, small)):
+        s.fake_pid = 600 + i
+    pool.release(idle)
+    pool.release(small)
+    pool.release(general)
+    pool.entered(busy, "b.py")                         # on the device now: never closed
+    memory = ListedMemory({600: 5 * gib, 601: 30 * gib, 602: 12 * gib, 603: 1 * gib})
+    assert pool.reclaim(memory) == 4
+    assert general.closed and waiting.closed and idle.closed and small.closed and not busy.closed
+    assert pool.acquire("d") is not idle               # the idle one was forgotten: a new process
+    assert pool.acquire("c") is waiting                # the busy one is the same service, started again
 
-    pool.park_when_idle(a, Turn)
-    assert pool.acquire("a") is a                      # used again before its turn came: nothing is parked
-    gate.set()
-    assert wait_until(lambda: turns_taken == [1]) and a.parked == 0
-    pool.release(a)
-    pool.park_when_idle(a, Turn)
-    assert wait_until(lambda: turns_taken == [1, 1]) and a.parked == 1
+
+def test_close_all_but_closes_every_other_process_busy_or_not():
+    pool = ReferencePool(FakeService, limit=4)
+    general, b, c = pool.acquire("a"), pool.acquire("b"), pool.acquire("c")
+    for i, s in enumerate((general, b, c)):
+        s.fake_pid = 700 + i
+    pool.release(c)
+    assert sorted(pool.close_all_but(b)) == [700, 702]
+    assert general.closed and c.closed and not b.closed
 
 
 def wait_until(condition, seconds: float = 5.0) -> bool:

@@ -322,7 +322,7 @@ def test_admission_against_the_cards_own_account():
     memory = DeviceMemory(100 * gib, lambda: use["now"])
     memory.used = lambda fresh=False: use["now"]     # no caching in the test
     asked = []
-    turns = DeviceTurns(memory=memory, reclaim=lambda: asked.append(1))
+    turns = DeviceTurns(memory=memory, reclaim=lambda m: asked.append(1))
     turns.admit(4, need=50 * gib)            # the first always; 10 GiB in use outside it, measured now
     use["now"] = 30 * gib                     # it has allocated part of its need
     turns.admit(4, need=30 * gib)            # 50 + 30 <= 95 - max(10, 30 - 50)
@@ -342,6 +342,70 @@ def test_admission_against_the_cards_own_account():
     use["now"] = 20 * gib                     # it went away: no more than all in use now is outside
     blocked.join(5)
     assert not blocked.is_alive() and turns.status()["admitted"] == 2
+
+
+def test_memory_held_outside_the_admitted_judgements_counts_however_generous_their_needs():
+    # the device lists each process: pid 11 and 12 are the admitted judgement's, pid 99 is an idle process that
+    # kept 60 GiB. Without the list, the admitted need (80 GiB, generous) would hide those 60 GiB.
+    gib = 1 << 30
+    listed = {11: 8 * gib, 12: 2 * gib}
+    memory = DeviceMemory(100 * gib, lambda: sum(listed.values()), read_processes=lambda: dict(listed))
+    memory.used = lambda fresh=False: sum(listed.values())
+    memory.processes = lambda fresh=False: dict(listed)
+    turns = DeviceTurns(memory=memory, reclaim=lambda m: None)
+    turns.admit(4, need=80 * gib, pids=lambda: [11, 12])
+    listed[99] = 60 * gib                                            # measured after the first was admitted
+    late = _start(lambda: turns.admit(4, need=10 * gib, pids=lambda: [13]))
+    assert not wait_for(lambda: not late.is_alive(), 0.3, every=0.01)   # 80 + 10 > 95 - 60
+    del listed[99]                                                   # the idle process was closed
+    late.join(5)
+    assert not late.is_alive() and turns.status()["admitted"] == 2
+
+
+def test_admitted_processes_that_outgrow_their_need_count_what_they_hold():
+    gib = 1 << 30
+    listed = {11: 50 * gib}
+    memory = DeviceMemory(100 * gib, lambda: 0, read_processes=lambda: dict(listed))
+    memory.used = lambda fresh=False: sum(listed.values())
+    memory.processes = lambda fresh=False: dict(listed)
+    turns = DeviceTurns(memory=memory)
+    key = turns.admit(4, need=10 * gib, pids=lambda: [11])      # needs 10 by estimate, holds 50
+    late = _start(lambda: turns.admit(4, need=50 * gib, pids=lambda: [12]))
+    assert not wait_for(lambda: not late.is_alive(), 0.3, every=0.01)   # 50 + 50 > 95
+    turns.leave(10 * gib, key)
+    listed.clear()
+    late.join(5)
+    assert not late.is_alive()
+
+
+def test_the_devices_process_list_is_read_from_nvidia_smi(monkeypatch):
+    from kerneljudge.judging.device import memory as device_memory
+
+    class Done:
+        returncode = 0
+        stdout = "583, 19128\n629, [N/A]\n632, 13272\n"
+
+    monkeypatch.setattr(device_memory.subprocess, "run", lambda *a, **k: Done())
+    assert device_memory.read_processes("0") == {583: 19128 << 20, 632: 13272 << 20}
+    Done.returncode = 9
+    assert device_memory.read_processes("0") is None
+
+
+def test_held_by_counts_a_process_and_its_descendants():
+    import os
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        listed = {os.getpid(): 1 << 20, child.pid: 2 << 20, 1: 4 << 20}
+        memory = DeviceMemory(1 << 30, lambda: 0, read_processes=lambda: listed)
+        assert memory.held_by([os.getpid()]) == 3 << 20             # this process and its child, not pid 1
+        assert memory.held_by([]) == 0
+        assert DeviceMemory(1 << 30, lambda: 0).held_by([os.getpid()]) is None   # no list: unknown
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_a_device_memory_limit_shrinks_the_account():

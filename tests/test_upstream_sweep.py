@@ -321,6 +321,23 @@ def test_verdicts_reasons_and_problem_outcomes():
     assert summary["machine"]["versions"]["driver"] == {"580.159.04": 9}
 
 
+def test_memory_failures_and_contracts_are_counted():
+    rows = sample_verdicts() + [
+        verdict("level2/10_j", 1.0, 1.0, flags=["contract_tightened"]),
+        verdict("level2/11_k", None, None, status="unjudgeable", accepted=False,
+                problem_outcome={"kind": "degenerate_reference", "reason": "one answer fits every input"}),
+        verdict("level1/12_l", 1.0, 1.0, flags=["checked_alone_again", "preset_fitted"]),
+        verdict("level1/13_m", None, None, status="runtime_error",
+                error_excerpt="RuntimeError: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate")]
+    found = REPORT.summarize(rows)["memory_and_contracts"]
+    assert found["memory_failures"] == 3
+    assert found["memory_failure_problems"] == ["level1/13_m", "level2/7_g", "level2/8_h"]
+    assert found["checked_alone_again"] == 1 and found["preset_fitted"] == 1 and found["unjudgeable"] == 2
+    assert found["contracts"] == {"tf32": 10, "fp32_tightened": 1, "degenerate_under_both": 1}
+    text = MARKDOWN.render_markdown(REPORT.summarize(rows))
+    assert "memory failure (out of memory, cuBLAS allocation, a busy device): **3**" in text
+
+
 def test_phase_totals_and_slowest():
     rows = [verdict("a", 1.0, 1.0, wall_s=3.0, phases_s={"build": 1.0, "trials": 2.0}),
             verdict("b", 1.0, 1.0, wall_s=10.0, phases_s={"build": 4.0, "trials": 1.0, "wait_for_device": 5.0}),

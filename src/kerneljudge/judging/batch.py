@@ -34,7 +34,7 @@ class Job:
     def key(self, options: JudgeOptions, device: str) -> str:
         sol_sha = sha256_text(self.solution.read_text())
         return "|".join([self.problem.sha256, sol_sha, device, options.precision, options.policy, options.numerics,
-                         options.clock, options.held_out])
+                         options.clock, options.held_out, str(options.device_memory or "")])
 
 
 def verdict_key(v: dict[str, Any]) -> str:
@@ -43,7 +43,9 @@ def verdict_key(v: dict[str, Any]) -> str:
                      v.get("precision", ""), v.get("policy", ""), v.get("contract", "tf32"),
                      # before clock_rule a verdict's clock was the option it was judged under
                      v.get("clock_rule") or v.get("clock", "end_to_end"),
-                     (v.get("shapes") or {}).get("held_out_mode", "general")])
+                     (v.get("shapes") or {}).get("held_out_mode", "general"),
+                     # the --device-memory budget it was judged under (none: the card's)
+                     str((v.get("shapes") or {}).get("device_memory") or "")])
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:

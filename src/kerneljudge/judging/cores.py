@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
+
+from kerneljudge.judging.process_group import process_tree
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def pin_tree(pid: int, cores: tuple[int, ...]) -> int:
     if not cores:
         return 0
     pinned = 0
-    for proc in _tree(pid):
+    for proc in process_tree(pid):
         try:
             tids = [int(t) for t in os.listdir(f"/proc/{proc}/task")]
         except OSError:
@@ -95,19 +96,6 @@ def lower_priority(pid: int, niceness: int = 10) -> None:
         os.setpriority(os.PRIO_PROCESS, pid, niceness)
     except OSError:
         pass
-
-
-def _tree(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo and len(found) < 4096:
-        current = todo.pop()
-        found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*/children"):
-            try:
-                todo.extend(int(c) for c in task.read_text().split())
-            except (OSError, ValueError):
-                pass
-    return found
 
 
 def _ranges(cores: tuple[int, ...]) -> str:

@@ -39,9 +39,7 @@ def evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot: 
     try:
         return _evaluate(problem, solution_path, options, slot, device, plan, reference)
     finally:
-        if slot.reference.release(reference) == 0 and device == "cuda":
-            limit = turns.checks_at_once(options, device)
-            slot.reference.park_when_idle(reference, lambda: slot.turns.shared(limit))
+        slot.reference.release(reference)
 
 
 def judged_preset(problem: Problem, plan: ShapePlan, options: JudgeOptions, device: str) -> tuple[bool, dict]:
@@ -88,6 +86,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
                 contract=options.numerics,
                 shapes={"preset": preset, "held_out": ctx.held_out, "source": dict(plan.source),
                         "far_below": far_below, "held_out_mode": options.held_out,
+                        **({"device_memory": options.device_memory} if options.device_memory else {}),
                         **({"fitted": dict(fitted)} if fitted else {})})
     if options.numerics == "kernelbench":
         ctx.flags.add("kernelbench_tolerance")
@@ -178,25 +177,36 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
 
 def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
     """After the reference failed while a solution was being judged: does it fail again in a fresh process, with the
-    device's memory to itself (no other judgement admitted, every other reference process closed or parked, the
-    card's use settled) and no solution process alive (the solution's is killed by now)? Then the problem cannot
-    run here, a problem-level outcome that reports the card's memory at the failure; else the failure stays the
-    solution's (it may have taken the memory)."""
+    device to itself (no other judgement admitted, every other reference process closed and gone from the device's
+    own list, the card's use settled) and no solution process alive (the solution's is killed by now)? Then the
+    problem cannot run here, a problem-level outcome that reports the card's memory at the failure; else the failure
+    stays the solution's (it may have taken the memory)."""
     with slot.turns.to_itself():
         if slot.reference.users(ctx.reference) <= 1:   # no other judgement talks to it: start it afresh
             ctx.reference.close()
-        used = slots.clear_device(slot, ctx.reference)
+        figures = slots.clear_device(slot, ctx.reference) or {}
+        token = secrets.token_hex(8)
         try:
-            ctx.reference.expect(secrets.token_hex(8), ctx.problem.path, ctx.preset, ctx.init_seed,
+            ctx.reference.expect(token, ctx.problem.path, ctx.preset, ctx.init_seed,
                                  [secrets.randbits(62) for _ in range(2)], ctx.contract)
         except ReferenceError as exc:
-            figures = slot.turns.memory.describe(used) if slot.turns.memory else {}
-            free = f" ({figures['device_free_bytes'] / 2**30:.1f} GiB of {figures['device_total_bytes'] / 2**30:.1f}" \
-                   " GiB free before it ran)" if "device_free_bytes" in figures else ""
             return ProblemOutcome("reference_failed", "the problem's reference fails to run here, also alone"
-                                  + free + ": " + (str(exc).strip().splitlines() or ["no message"])[-1][:300],
-                                  figures or None)
+                                  + _card_text(figures) + ": "
+                                  + (str(exc).strip().splitlines() or ["no message"])[-1][:300], figures or None)
+        finally:
+            ctx.reference.forget(token)
+            slot.reference.give_back(ctx.reference, slot.turns.memory)
     return None
+
+
+def _card_text(figures: dict[str, int]) -> str:
+    """" (F GiB of T GiB free before it ran, O GiB held by other processes)", from clear_device's figures."""
+    if "device_free_bytes" not in figures:
+        return ""
+    others = f", {figures['others_bytes'] / 2**30:.1f} GiB held by other processes" if "others_bytes" in figures \
+        else ""
+    return f" ({figures['device_free_bytes'] / 2**30:.1f} GiB of {figures['device_total_bytes'] / 2**30:.1f} GiB" \
+           f" free before it ran{others})"
 
 
 # Messages of a failure that can come from the device's memory being full rather than from the code: out of memory

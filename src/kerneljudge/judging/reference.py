@@ -37,6 +37,9 @@ def estimated_need(figures: dict[str, int]) -> int | None:
     return None
 
 
+CLOSE_WAIT_S = 120.0   # close() waits at most this long for a request in flight (a model drawn on the CPU, say)
+
+
 class ReferenceError(RuntimeError):
     """The problem itself failed to run (not the solution's fault)."""
 
@@ -145,15 +148,17 @@ class ReferenceService:
             return 2 * known["peak_bytes"]
         return estimated_need(known)
 
-    def park(self, wait: bool = True) -> None:
-        """Move this process's models to host memory between judgements (best effort: a dead process holds none).
-        wait=False: not if the process is answering another request now (building a model on the CPU, say)."""
+    def park(self, wait: bool = True, keep: tuple[str, ...] = ()) -> dict[str, Any] | None:
+        """Move this process's models to host memory, but those of the problems in `keep` (best effort: a dead
+        process holds none). wait=False: not if the process is answering another request now (building a model on
+        the CPU, say). Returns the reply (what it moved, and with nothing kept, what torch still holds on the
+        device: worker/reference_memory.still_held), or None where nothing was asked."""
         if self.device != "cuda" or not self._running() or not self._talk.acquire(blocking=wait):
-            return
+            return None
         try:
-            self._request({"cmd": "park", "device": self.device})
+            return self._request({"cmd": "park", "device": self.device, "keep": list(keep)})[0]
         except ReferenceError:
-            pass
+            return None
         finally:
             self._talk.release()
 
@@ -256,8 +261,15 @@ class ReferenceService:
                     env.get("cuda"), self.precision, self.threads, self.device]
         return hashlib.sha256(json.dumps(material).encode()).hexdigest()[:32]
 
-    def close(self) -> None:
-        self._hello_pending = False
-        if self._child is not None:
-            self._child.close()
-            self._child = None
+    def close(self, wait: bool = True) -> None:
+        """End the process; the next request starts a new one, whose models are built again. With `wait`, a request
+        being answered finishes first (at most CLOSE_WAIT_S), so that no judgement's request fails for it."""
+        held = self._talk.acquire(timeout=CLOSE_WAIT_S) if wait else False
+        try:
+            self._hello_pending = False
+            if self._child is not None:
+                self._child.close()
+                self._child = None
+        finally:
+            if held:
+                self._talk.release()

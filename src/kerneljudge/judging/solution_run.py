@@ -69,9 +69,10 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         # device with other solutions' checks, timing has it alone, on the quiet cores.
         hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
                           lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path),
-                          sole=lambda: _memory_to_itself(ctx, slot))
+                          sole=lambda: _memory_to_itself(ctx, slot), pids=lambda: _judgement_pids(ctx))
         try:
             hold.check()
+            slot.reference.entered(ctx.reference, problem.path)
             try:
                 _judge_on_device(ctx, result, slot, hold, lambda: _start_again(ctx, box, slot, load))
             finally:
@@ -79,6 +80,8 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         finally:
             if ctx.child is not None:   # its device memory goes before another judgement is admitted in its place
                 ctx.child.kill()
+            if hold.admitted:   # what the reference process holds for this judgement alone goes back too
+                slot.reference.left(ctx.reference, problem.path, slot.turns.memory)
             hold.release()
             ctx.info["crowded"] = hold.crowded
     finally:
@@ -89,11 +92,18 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
 
 def _memory_to_itself(ctx: Context, slot: Slot) -> None:
     """Admitted with the device's memory to itself (limit 1): on a GPU, the other reference processes park their
-    models and the card's use settles first. A judgement tried again after a memory failure (`alone_again`) also
-    has the reference processes that serve no judgement closed; one judged with --checks-at-once 1 does not, or
-    every judgement would close the others' processes and their models be built again for the next."""
+    models and the card's use settles first. A judgement tried again after a memory failure (`alone_again`) has
+    every other reference process closed instead, and waits until the device lists none of them; one judged with
+    --checks-at-once 1 does not, or every judgement would close the others' processes and their models be built
+    again for the next."""
     if ctx.device == "cuda":
-        slots.clear_device(slot, ctx.reference, close_idle=bool(ctx.info.get("alone_again")))
+        slots.clear_device(slot, ctx.reference, close_others=bool(ctx.info.get("alone_again")))
+
+
+def _judgement_pids(ctx: Context) -> list[int]:
+    """The processes whose device memory is this judgement's: its solution's (the box's worker is a descendant)
+    and its reference's (shared with the other judgements of its problem)."""
+    return [pid for pid in (ctx.child.proc.pid if ctx.child is not None else None, ctx.reference.pid) if pid]
 
 
 def _pin_timed(ctx: Context, slot: Slot, alone: bool) -> None:

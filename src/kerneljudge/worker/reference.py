@@ -165,11 +165,21 @@ def handle_prepare(msg: dict[str, Any], fd: int) -> None:
 
 
 def handle_park(msg: dict[str, Any], fd: int) -> None:
-    """Between judgements: move this process's models to host memory and give the device's memory back."""
-    device_clock.release()
-    reference_timing.release()
-    moved = reference_memory.park(_models, _prepared) if msg.get("device") == "cuda" else 0
-    channel.send(fd, {"status": "ok", "parked": moved})
+    """A judgement left the device: move the models of the problems no admitted judgement uses here (all but
+    "keep") to host memory and give the device's memory back. With nothing kept, this process serves no admitted
+    judgement: whatever is still held (a graph, a timed call's inputs, expected outputs nobody forgot) goes too,
+    and the reply says what torch still holds on the device (the judge closes a process that keeps memory)."""
+    keep = frozenset(msg.get("keep") or ())
+    device = str(msg.get("device") or "cpu")
+    dropped = 0
+    if not keep:
+        device_clock.release()
+        reference_timing.release()
+        dropped = len(_expected)
+        _expected.clear()
+    moved = reference_memory.park(_models, _prepared, keep) if device == "cuda" else 0
+    channel.send(fd, {"status": "ok", "parked": moved, "dropped_expected": dropped,
+                      **reference_memory.still_held(device, describe=not keep)})
 
 
 def handle_hello(msg: dict[str, Any], fd: int) -> None:

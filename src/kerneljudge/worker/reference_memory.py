@@ -98,17 +98,47 @@ def release_cached(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def park(models: OrderedDict, parked: dict) -> int:
-    """Move every model in `models` (key -> (problem, model)) to host memory, into `parked`, keeping at most
-    PARKED_HOST_BYTES parked (the oldest are dropped); free the device's cached memory. Returns how many
-    moved. A parked model goes back to the device on its next use: parameters and buffers move both ways,
-    and tensors a constructor kept as plain attributes never leave the device, so the model computes the same."""
+def park(models: OrderedDict, parked: dict, keep: frozenset[str] = frozenset()) -> int:
+    """Move the models in `models` (key -> (problem, model), the key's first item the problem's path) to host
+    memory, into `parked`, but those of the problems in `keep` (judgements of them still use this process on the
+    device), keeping at most PARKED_HOST_BYTES parked (the oldest are dropped); free the device's cached memory.
+    Returns how many moved. A parked model goes back to the device on its next use: parameters and buffers move
+    both ways, and tensors a constructor kept as plain attributes never leave the device, so the model computes the
+    same."""
     moved = 0
-    while models:
-        key, (problem, model) = models.popitem(last=False)
+    for key in [k for k in models if k[0] not in keep]:
+        problem, model = models.pop(key)
         parked[key] = (problem, model.to("cpu"))
         moved += 1
     while len(parked) > 1 and sum(model_bytes(m) for _, m in parked.values()) > PARKED_HOST_BYTES:
         parked.pop(next(iter(parked)))
     release_cached("cuda")
     return moved
+
+
+def still_held(device: str, describe: bool = False) -> dict[str, Any]:
+    """What this process still holds on the device, after it gave back what it could: torch's allocated and
+    reserved bytes, and, with `describe` where anything is allocated, the largest tensors still alive there (so
+    that the judge can say what a process kept when it closes it for keeping it)."""
+    if device != "cuda" or not torch.cuda.is_available():
+        return {}
+    found: dict[str, Any] = {"allocated_bytes": int(torch.cuda.memory_allocated()),
+                             "reserved_bytes": int(torch.cuda.memory_reserved())}
+    if describe and found["allocated_bytes"]:
+        found["largest_tensors"] = largest_live_tensors()
+    return found
+
+
+def largest_live_tensors(count: int = 3) -> list[str]:
+    """The `count` largest device tensors the garbage collector can reach, as "shape dtype size" lines."""
+    import gc
+
+    seen: dict[int, torch.Tensor] = {}
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, torch.Tensor) and obj.is_cuda:
+                seen[id(obj)] = obj
+        except Exception:
+            continue
+    largest = sorted(seen.values(), key=tensor_bytes, reverse=True)[:count]
+    return [f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')} {tensor_bytes(t) / 2**20:.0f} MiB" for t in largest]

@@ -9,6 +9,8 @@ while the device sat idle. Here each problem gets a process of its own while the
     pool.prepare(problem_key, path, preset, init_seed)   # in the background, CPU only: no turn on the device
     reference = pool.acquire(problem_key)                # the problem's process (prepared, or cold)
     ...                                                  # expect, check, time: as with one process
+    pool.entered(reference, problem_path)                # admitted to the device (judging/device/turns.py)
+    pool.left(reference, problem_path, memory)           # left it: gives back what no admitted judgement uses
     pool.release(reference)
 
 The first process (`general`) is started at once and answers hello and work counts; it also serves the first
@@ -16,16 +18,24 @@ problem that asks, so a single judgement starts no second process. At the limit 
 recently used) is closed to make room; when every process is busy, the least busy one is shared (a process
 keeps several models). Processes start on the build cores (`idle_cores`): while their problem's solution is
 timed, judging/solution_run.py pins its process to the quiet timing cores, and back afterwards.
+
+Device memory: a process holds it only for the admitted judgements it serves. When a judgement leaves the device,
+its process parks the models no admitted judgement of it still uses; one that then serves none and still holds
+more than its context (as the device's own list says, or torch inside it) is closed, and said so on stderr with
+what it kept. While a judgement waits for memory, processes that serve no admitted judgement are closed
+(reclaim); for a judgement tried again alone, every other process is (close_all_but).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
-from collections import OrderedDict
-from typing import Any, Callable, ContextManager
+from collections import Counter, OrderedDict
+from typing import Any, Callable
 
 from kerneljudge.judging.cores import pin_tree
+from kerneljudge.judging.device.memory import RESIDUAL_BYTES, DeviceMemory
 from kerneljudge.judging.reference import ReferenceError, ReferenceService
 
 # host memory a reference process may need beside the solutions' (torch and a CUDA context, a model being
@@ -53,6 +63,7 @@ class ReferencePool:
         self._by_problem: OrderedDict[str, ReferenceService] = OrderedDict()   # least recently used first
         self._users: dict[int, int] = {id(self.general): 0}
         self._preparing: dict[str, threading.Event] = {}   # per problem: set once its last preparation ended
+        self._on_device: dict[int, Counter[str]] = {}       # per process: its admitted judgements, by problem path
         self._cond = threading.Condition()
 
     # the general process: the device's description, work counts, and what a single judgement uses
@@ -95,16 +106,79 @@ class ReferencePool:
         with self._cond:
             return self._users.get(id(service), 0)
 
-    def park_when_idle(self, service: ReferenceService, turn: Callable[[], ContextManager[Any]]) -> None:
-        """In the background, in a `turn` on the device: move the process's models to host memory if no judgement
-        uses it by then (a model in use would only come back at once), so idle problems hold no device memory."""
-        def work() -> None:
-            with turn():
-                with self._cond:
-                    if self._users.get(id(service)):
-                        return
-                service.park()
-        threading.Thread(target=work, name="kj-reference-park", daemon=True).start()
+    # device memory
+    def entered(self, service: ReferenceService, problem_path: str) -> None:
+        """A judgement of this problem served by this process was admitted to the device."""
+        with self._cond:
+            self._on_device.setdefault(id(service), Counter())[problem_path] += 1
+
+    def left(self, service: ReferenceService, problem_path: str, memory: DeviceMemory | None = None) -> None:
+        """That judgement is leaving the device (called while it still has its turn, so that what the process gives
+        back is back before the next judgement is admitted): give_back."""
+        with self._cond:
+            on_device = self._on_device.setdefault(id(service), Counter())
+            on_device[problem_path] -= 1
+            if on_device[problem_path] <= 0:
+                del on_device[problem_path]
+        self.give_back(service, memory)
+
+    def serving(self, service: ReferenceService) -> tuple[str, ...]:
+        """The problems of the admitted judgements this process serves."""
+        with self._cond:
+            return tuple(self._on_device.get(id(service), ()))
+
+    def give_back(self, service: ReferenceService, memory: DeviceMemory | None = None) -> bool:
+        """Park the process's models that no admitted judgement uses; where it then serves none and still holds more
+        than a context (the device's figure for it, or torch's own inside it), close it. True if closed."""
+        keep = self.serving(service)
+        reply = service.park(keep=keep)
+        if keep or service.pid is None:
+            return False
+        held = memory.held_by([service.pid], fresh=True) if memory is not None else None
+        allocated = (reply or {}).get("allocated_bytes") or 0
+        if (held or 0) <= RESIDUAL_BYTES and allocated <= RESIDUAL_BYTES // 2:
+            return False
+        print(f"kerneljudge: a reference process kept {max(held or 0, allocated) / 2**30:.1f} GiB on the device "
+              f"serving no judgement there (torch: {allocated / 2**30:.1f} GiB allocated, tensors "
+              f"{', '.join((reply or {}).get('largest_tensors') or []) or 'unknown'}, "
+              f"{(reply or {}).get('dropped_expected', 0)} expected outputs dropped); closed it", file=sys.stderr)
+        service.close()
+        return True
+
+    def reclaim(self, memory: DeviceMemory | None = None) -> int:
+        """While a judgement waits for device memory: close the processes that serve no admitted judgement and
+        either serve none at all (idle, but the general one: these are forgotten) or hold more than a context on
+        the device (their waiting judgements start them again). Returns how many were closed."""
+        with self._cond:
+            off_device = [s for s in dict.fromkeys([self.general, *self._by_problem.values()])
+                          if not self._on_device.get(id(s))]
+            unused = {id(s) for s in off_device if s is not self.general and not self._users.get(id(s))}
+            for key in [k for k, s in self._by_problem.items() if id(s) in unused]:
+                self._by_problem.pop(key)
+        closed = 0
+        for service in off_device:
+            held = memory.held_by([service.pid]) if memory is not None and service.pid else None
+            if id(service) in unused or (held or 0) > RESIDUAL_BYTES:
+                service.close()
+                closed += 1
+        return closed
+
+    def close_all_but(self, keep: ReferenceService) -> list[int]:
+        """Close every process but `keep`, busy or not (a request in flight finishes first): for a judgement tried
+        again alone, which must have the device to itself. Idle ones are forgotten, busy ones start again on their
+        next request. Returns the ids of the processes closed."""
+        with self._cond:
+            others = [s for s in dict.fromkeys([self.general, *self._by_problem.values()]) if s is not keep]
+            for key in [k for k, s in self._by_problem.items() if s is not keep and s is not self.general
+                        and not self._users.get(id(s))]:
+                self._by_problem.pop(key)
+        closed = []
+        for service in others:
+            pid = service.pid
+            service.close()
+            if pid is not None:
+                closed.append(pid)
+        return closed
 
     def prepare(self, problem_key: str, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:
         """Build the problem's reference model in its process, on the CPU, in a background thread; a failure is
@@ -158,18 +232,6 @@ class ReferencePool:
         self._users.setdefault(id(service), 0)
         return service
 
-    def close_idle(self, keep: ReferenceService | None = None) -> int:
-        """Close every process that serves no judgement now, but `keep` and the general one (their contexts, models
-        and cached device memory go with them): while a judgement waits for device memory, and before a reference
-        that ran out of it is tried again alone (where park_others then parks the rest). Returns how many."""
-        with self._cond:
-            idle = [k for k, s in self._by_problem.items()
-                    if s is not keep and s is not self.general and not self._users.get(id(s))]
-            closing = [self._by_problem.pop(k) for k in idle]
-        for service in closing:
-            service.close()
-        return len(closing)
-
     def park_others(self, keep: ReferenceService) -> None:
         """Park the models of every process but `keep`, used or not, skipping any busy with a request: called
         when one judgement has the device's memory to itself (no other is admitted, so no other process's model
@@ -190,4 +252,4 @@ class ReferencePool:
             services = [self.general, *(s for s in self._by_problem.values() if s is not self.general)]
             self._by_problem.clear()
         for service in services:
-            service.close()
+            service.close(wait=False)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import Problem
@@ -17,6 +18,7 @@ from kerneljudge.judging import boxing, cores, environment, warm_start
 from kerneljudge.judging.device import turns
 from kerneljudge.judging.device.memory import DeviceMemory, query_gpus, read_mib
 from kerneljudge.judging.build.store import Builder
+from kerneljudge.judging.process_group import process_tree
 from kerneljudge.judging.reference import ReferenceService
 from kerneljudge.judging.device.reference_pool import ReferencePool
 from kerneljudge.judging.device.turns import DeviceTurns
@@ -72,7 +74,7 @@ def make_slots(device: str, options: JudgeOptions, count: int, env: dict[str, st
             return ReferenceService(device, options.precision, options.threads, cache, env=slot_env, cores=timing,
                                     models_kept=turns.checks_at_once(options, device) + 1)
         reference = ReferencePool(service, references, layout.builds if layout.active else ())
-        slots.append(Slot(reference, env=slot_env, turns=device_turns(device, slot_env, options, reference.close_idle),
+        slots.append(Slot(reference, env=slot_env, turns=device_turns(device, slot_env, options, reference.reclaim),
                           timing_cores=layout.timing[i], other_cores=layout.builds, builder=builder, box=report,
                           warm_start=warm))
     return slots
@@ -88,10 +90,10 @@ def _arch_list(device: str) -> str:
 
 
 def device_turns(device: str, env: dict[str, str], options: JudgeOptions,
-                 reclaim: Callable[[], None] | None = None) -> DeviceTurns:
+                 reclaim: Callable[[DeviceMemory], Any] | None = None) -> DeviceTurns:
     """The turns of one device, admitting against the card's own memory account where nvidia-smi reads it
     (`--device-memory` makes the account smaller than the card), by count alone on the CPU. While a judgement
-    waits for memory, the reference processes that serve no judgement are closed (their contexts and caches)."""
+    waits for memory, `reclaim` closes the reference processes that serve no admitted judgement."""
     if device != "cuda":
         return DeviceTurns()
     gpu = env.get("CUDA_VISIBLE_DEVICES", "0")
@@ -114,12 +116,29 @@ def _device_env(device: str, index: int) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": ids[index] if ids else str(index)}
 
 
-def clear_device(slot: Slot, keep: ReferenceService, close_idle: bool = True) -> int | None:
-    """Make the device's memory one judgement's: close the reference processes that serve no judgement (with
-    `close_idle`: their models are built again when next needed), park the models of the others (but `keep`'s),
-    and wait until the card's use stops falling. Called once no other judgement is admitted. Returns the card's use
-    then (None where it cannot be read)."""
-    if close_idle:
-        slot.reference.close_idle(keep=keep)
-    slot.reference.park_others(keep)
-    return slot.turns.memory.settle() if slot.turns.memory else None
+GONE_WAIT_S = 30.0   # how long a judgement tried again alone waits for closed processes to leave the device's list
+
+
+def clear_device(slot: Slot, keep: ReferenceService, close_others: bool = True) -> dict[str, int] | None:
+    """Make the device's memory one judgement's, once no other judgement is admitted. `close_others` (a judgement
+    tried again after a memory failure, a reference tried again alone): every other reference process is closed,
+    busy or not, and the device's own list is read until none of them is on it; otherwise (a judgement admitted
+    alone by choice) the others park their models. Then wait until the card's use stops falling. Returns the card's
+    figures then (memory.describe, with "others_bytes": what the device lists for processes other than `keep`'s,
+    where it lists them), or None where the card cannot be read."""
+    memory = slot.turns.memory
+    if not close_others:
+        slot.reference.park_others(keep)
+        return memory.describe(memory.settle()) if memory else None
+    closed = slot.reference.close_all_but(keep)
+    if memory is None:
+        return None
+    deadline = time.monotonic() + GONE_WAIT_S
+    while closed and time.monotonic() < deadline and memory.held_by(closed, fresh=True):
+        time.sleep(0.2)
+    figures = memory.describe(memory.settle())
+    listed = memory.processes(fresh=True)
+    if listed is not None:
+        ours = set(process_tree(keep.pid)) if keep.pid else set()
+        figures["others_bytes"] = sum(used for pid, used in listed.items() if pid not in ours)
+    return figures

@@ -26,7 +26,7 @@ import collections
 import contextlib
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from kerneljudge.judging.device import memory as device_memory
 from kerneljudge.judging.device.memory import DeviceMemory
@@ -62,12 +62,12 @@ def judgement_memory_budget(total_bytes: int) -> int:
 
 class DeviceTurns:
     """`memory`: the card's own account (judging/device/memory.py); without it, `memory_bytes` (the card's size)
-    gives a fixed budget of ADMITTED_MEMORY_SHARE; with neither, admission is by count alone. `reclaim` is called
-    (in a thread of its own, at most every RECLAIM_EVERY_S) while a judgement waits for memory: the caller closes
-    processes that hold device memory and serve no judgement."""
+    gives a fixed budget of ADMITTED_MEMORY_SHARE; with neither, admission is by count alone. `reclaim(memory)` is
+    called (in a thread of its own, at most every RECLAIM_EVERY_S) while a judgement waits for memory: the caller
+    closes processes that hold device memory and serve no admitted judgement."""
 
     def __init__(self, memory_bytes: int = 0, memory: DeviceMemory | None = None,
-                 reclaim: Callable[[], None] | None = None) -> None:
+                 reclaim: Callable[[DeviceMemory], Any] | None = None) -> None:
         self._cond = threading.Condition()
         self._sharing = 0           # checking phases on the device now
         self._alone = False         # a timing phase holds the device
@@ -78,6 +78,9 @@ class DeviceTurns:
         self._sole = False          # a judgement admitted with limit 1 holds the device's memory alone
         self._queue: collections.deque[int] = collections.deque()   # tickets of the judgements waiting, in order
         self._tickets = 0
+        # per admitted judgement (by its ticket): the processes whose device memory is its (its solution's, its
+        # reference's), where the caller named them
+        self._holders: dict[int, Callable[[], Iterable[int]]] = {}
         self.memory = memory
         self.reclaim = reclaim
         self._reclaimed_at = -1e9
@@ -85,12 +88,13 @@ class DeviceTurns:
         # 0: the device's memory is not known
         self.budget = memory.capacity if memory else judgement_memory_budget(memory_bytes)
 
-    def admit(self, limit: int, need: int = 0) -> None:
+    def admit(self, limit: int, need: int = 0, pids: Callable[[], Iterable[int]] | None = None) -> int:
         """Wait for this judgement's turn in order of asking (first come, first admitted: a large need is never
         passed over for ever by small ones), until fewer than `limit` judgements have state on the device (their
         inputs, outputs and the reference's kept outputs stay there between their turns) and `need` more bytes
         fit in the budget; then count one more. With limit 1: until no one else is admitted, and keep everyone
-        else out."""
+        else out. `pids`: the processes whose device memory is this judgement's (the card's per-process figures
+        then tell what is in use outside the admitted judgements). Returns the key for leave()."""
         sole = max(1, limit) == 1
         with self._cond:
             self._tickets += 1
@@ -106,6 +110,9 @@ class DeviceTurns:
             self._admitted += 1
             self._reserved += max(0, need)
             self._sole = sole
+            if pids is not None:
+                self._holders[ticket] = pids
+            return ticket
 
     def _admissible(self, limit: int, need: int, sole: bool) -> bool:
         if self._sole:
@@ -119,30 +126,47 @@ class DeviceTurns:
         return self._admitted == 0 or not self.budget or self._reserved + need <= self.budget
 
     def _fits_card(self, need: int) -> bool:
-        """Whether `need` more bytes fit beside the admitted judgements' needs and what the card has in use outside
-        them: measured whole when none is admitted; otherwise what is in use beyond the admitted needs now (a
-        process started since shows there), or, where more, that measurement, but never more than all in use now
-        (what was handed back since shows there)."""
+        """Whether `need` more bytes fit beside the admitted judgements and what the card has in use outside them.
+        With the device's per-process figures: outside is all in use less what the admitted judgements' processes
+        hold, and each admitted judgement counts its need or, where its processes already hold more, that. Without
+        them: outside is measured whole when none is admitted; otherwise what is in use beyond the admitted needs
+        now (a process started since shows there), or, where more, that measurement, but never more than all in use
+        now (what was handed back since shows there). A generous need must not hide memory held outside: hence the
+        per-process figures where the device lists them."""
         used = self.memory.used()
         if used is None:
             return self._admitted == 0 or self._reserved + need <= self.budget
         if self._admitted == 0:
             self._outside_idle = used
             return True   # the first is always admitted, however large
-        outside = max(used - self._reserved, min(self._outside_idle, used))
-        if self._reserved + need <= self.memory.capacity - outside:
+        inside = self._held_inside()
+        if inside is not None:
+            outside, admitted = max(0, used - inside), max(self._reserved, inside)
+        else:
+            outside, admitted = max(used - self._reserved, min(self._outside_idle, used)), self._reserved
+        if admitted + need <= self.memory.capacity - outside:
             return True
         self._ask_reclaim()
         return False
+
+    def _held_inside(self) -> int | None:
+        """Bytes the device lists for the admitted judgements' processes; None where it lists none or some
+        admitted judgement did not name its processes."""
+        if self.memory is None or len(self._holders) != self._admitted:
+            return None
+        pids = {pid for named in self._holders.values() for pid in named() if pid}
+        return self.memory.held_by(pids) if pids else None
 
     def _ask_reclaim(self) -> None:
         now = time.monotonic()
         if self.reclaim is not None and now - self._reclaimed_at >= RECLAIM_EVERY_S:
             self._reclaimed_at = now
-            threading.Thread(target=self.reclaim, name="kj-reclaim-device-memory", daemon=True).start()
+            threading.Thread(target=self.reclaim, args=(self.memory,), name="kj-reclaim-device-memory",
+                             daemon=True).start()
 
-    def leave(self, need: int = 0) -> None:
+    def leave(self, need: int = 0, key: int | None = None) -> None:
         with self._cond:
+            self._holders.pop(key, None)
             self._admitted -= 1
             self._reserved = max(0, self._reserved - max(0, need))
             if self._admitted == 0:
@@ -227,12 +251,15 @@ class Hold:
     hold (its problem's, ReferenceService.device_need; None: not known); `sole()` is called once it is admitted
     with limit 1 (no other judgement on the device's memory). `waited(seconds)` hears of every wait;
     `timing(True/False)` of every start and end of a turn alone (where the caller moves the solution's process
-    onto the quiet cores and off them again)."""
+    onto the quiet cores and off them again); `pids()` names the processes whose device memory is the
+    judgement's (DeviceTurns.admit)."""
 
     def __init__(self, turns: DeviceTurns, limit: int, waited: Callable[[float], None],
                  timing: Callable[[bool], None] = lambda alone: None, need: int | None = 0,
-                 sole: Callable[[], None] = lambda: None):
+                 sole: Callable[[], None] = lambda: None, pids: Callable[[], Iterable[int]] | None = None):
         self.turns, self.limit, self._waited, self._timing, self._sole = turns, limit, waited, timing, sole
+        self._pids = pids
+        self._key: int | None = None
         # a problem whose need is not known yet is taken for an even share of the budget; on a GPU the solution
         # process's own device memory counts too (its context and poisoned block, made at the first turn)
         self.need = (need if need is not None else turns.budget // max(1, limit)) \
@@ -273,14 +300,14 @@ class Hold:
         finally:
             if self.admitted:
                 self.admitted = False
-                self.turns.leave(self.need)
+                self.turns.leave(self.need, self._key)
 
     def _switch(self) -> float:
         """End the current turn (being admitted first if this is the first); when the wait began."""
         started = time.monotonic()
         self._drop()
         if not self.admitted:
-            self.turns.admit(self.limit, self.need)
+            self._key = self.turns.admit(self.limit, self.need, self._pids)
             self.admitted = True
             if max(1, self.limit) == 1:
                 self._sole()   # the device's memory is this judgement's alone now

@@ -34,6 +34,7 @@ from kerneljudge.core.problem import Problem
 from kerneljudge.core.types import JudgeOptions, Verdict
 from kerneljudge.judging import environment
 from kerneljudge.judging.evaluate import evaluate, judged_preset
+from kerneljudge.judging.device.memory import DeviceMemory
 from kerneljudge.judging.device.reference_pool import process_limit
 from kerneljudge.judging.device.slots import Slot, device_turns, make_slots
 from kerneljudge.judging.device.turns import CHECKS_AT_ONCE_GPU
@@ -107,14 +108,14 @@ class Lane:
             self.env["CUDA_VISIBLE_DEVICES"] = gpu
         # the card's own memory account; until a slot set is made, the idle reference processes to close while a
         # judgement waits for memory are not known (SlotSets.get names them)
-        self.reclaimers: list[Callable[[], None]] = []
+        self.reclaimers: list[Callable[[DeviceMemory], Any]] = []
         self.turns = device_turns(device, self.env, options, self._reclaim)
         self.assigned = 0            # jobs of this lane being built or judged
         self.judged = 0
 
-    def _reclaim(self) -> None:
-        for close_idle in list(self.reclaimers):
-            close_idle()
+    def _reclaim(self, memory: DeviceMemory) -> None:
+        for reclaim in list(self.reclaimers):
+            reclaim(memory)
 
     @property
     def name(self) -> str:
@@ -145,7 +146,7 @@ class SlotSets:
                                    references=process_limit(self.device, environment.available_memory()))
                 for slot, lane in zip(slots, self.lanes):
                     slot.turns = lane.turns
-                    lane.reclaimers.append(slot.reference.close_idle)
+                    lane.reclaimers.append(slot.reference.reclaim)
                     for env in (slot.env, slot.reference.env):   # the lane's GPU, whatever the index gave
                         env.update(lane.env)
                 slots = self._sets[key] = slots
