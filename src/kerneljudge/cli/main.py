@@ -18,6 +18,7 @@ from kerneljudge.cli.generate import register as register_generation  # bench, s
 from kerneljudge.cli.options import ExitCode, add_judge_options, judge_options
 from kerneljudge.cli.results import register as register_results  # report, export, compare, import-hf
 from kerneljudge.cli.serve import register as register_serve  # serve
+from kerneljudge.cli.env_serve import register as register_env_serve  # env-serve
 from kerneljudge.cli.shapes import register as register_shapes  # shapes
 from kerneljudge.cli.suite import register as register_suite  # lint, suite
 
@@ -145,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_generation(sub)
     register_results(sub)
     register_serve(sub)
+    register_env_serve(sub)
     return parser
 
 
