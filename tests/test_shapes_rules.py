@@ -184,6 +184,49 @@ def test_dependent_constants_are_recomputed():
     assert changed and all(o["bias_shape"] == (o["out_features"],) for o in changed), changed
 
 
+RNN_WITH_A_GLOBAL_BATCH = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.hidden = torch.randn((batch_size, hidden_size))   # the problem's own model reads a global size
+        self.cell = nn.Linear(input_size + hidden_size, hidden_size)
+
+    def forward(self, x):
+        rows = x.shape[0]
+        self.hidden = torch.tanh(self.cell(torch.cat((x, self.hidden[:rows]), dim=1)))
+        return self.hidden
+
+
+half = 128
+batch_size = 2 * half
+input_size = 1024
+hidden_size = 2048
+
+
+def get_inputs():
+    return [torch.rand(batch_size, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size]
+"""
+
+
+def test_a_size_the_problems_model_reads_as_a_global_is_kept():
+    scan = scan_text(RNN_WITH_A_GLOBAL_BATCH)
+    assert scan.model_reads == {"batch_size"}             # hidden_size is a parameter there, rows a local
+    roles = R.classify(scan)
+    assert roles["batch_size"].kind == R.KEEP and roles["half"].kind == R.KEEP   # and what it is computed from
+    assert "Model itself" in roles["batch_size"].why
+    assert roles["input_size"].kind == roles["hidden_size"].kind == R.FEATURE
+    variants = _derivation(RNN_WITH_A_GLOBAL_BATCH).held_out()
+    assert variants and all("batch_size" not in v.overrides and "half" not in v.overrides for v in variants)
+
+
 def test_general_mode_is_the_odd_rule():
     d = _derivation("N = 4096\nprint(N)\n", mode=D.GENERAL)
     assert [v.overrides["N"] for v in d.held_out()][:2] == [4095, 4094]

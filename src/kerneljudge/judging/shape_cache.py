@@ -17,7 +17,7 @@ from kerneljudge.core.problem import sha256_text
 from kerneljudge.shapes import derive
 from kerneljudge.shapes.plan import PlanError, ShapePlan
 
-DERIVE_VERSION = 4                  # bump when derivation or budgets change: invalidates cached plans
+DERIVE_VERSION = 5                  # bump when derivation or budgets change: invalidates cached plans
 
 
 def cache_key(text: str, mode: str, memory_budget: int | None = None) -> str:

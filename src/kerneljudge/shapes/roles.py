@@ -3,6 +3,9 @@
 Rules, first match wins (they read the constant's name AND its value AND how the file uses it):
 
  1. not an integer (or a tuple/list of integers): kept.
+ 1b. read by the problem's own class Model as a module global (VanillaRNN's `self.hidden = torch.randn(
+    (batch_size, hidden_size))`), or an input of such a constant: kept. A solution that copies the problem copies
+    the constant too, and the judge changes only the problem's, so a held-out shape would fail honest code.
  2. computed from other constants (`hidden = 4 * n_embd`): `dependent`, recomputed from its inputs, so
     relations written in the file survive.
  3. read nowhere in the file: kept (changing it changes nothing).
@@ -95,13 +98,27 @@ def is_batch_name(name: str) -> bool:
 
 def classify(scan: Scan) -> dict[str, Role]:
     roles: dict[str, Role] = {}
+    pinned = _read_by_model(scan)
     for name, const in scan.constants.items():
-        roles[name] = _role(const, scan)
+        roles[name] = Role(name, KEEP, "read by the problem's Model itself (a module global its solutions copy)") \
+            if name in pinned else _role(const, scan)
     for name, role in list(roles.items()):
         if role.kind in (BATCH, FEATURE):
             roles[name] = _per_part(scan.constants[name], roles, scan) or \
                 Role(name, role.kind, role.why, _divisor(scan.constants[name], roles, scan))
     return roles
+
+
+def _read_by_model(scan: Scan) -> set[str]:
+    """The constants class Model reads as globals, and every constant they are computed from."""
+    pinned: set[str] = set()
+    todo = [name for name in scan.model_reads if name in scan.constants]
+    while todo:
+        name = todo.pop()
+        if name not in pinned:
+            pinned.add(name)
+            todo += [d for d in scan.constants[name].deps if d in scan.constants]
+    return pinned
 
 
 def _per_part(const: Constant, roles: dict[str, Role], scan: Scan) -> Role | None:

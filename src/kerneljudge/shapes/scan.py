@@ -7,7 +7,9 @@ forms with a tiny arithmetic evaluator over ints, floats and earlier constants, 
 used, which the role rules in derive.py read:
 
 - `axis_uses`: names passed as a `dim=` / `axis=` keyword (or `dims=`, `start_dim=`, `end_dim=`) anywhere;
-- `read`: names read anywhere outside their own assignment (a constant nobody reads is never changed).
+- `read`: names read anywhere outside their own assignment (a constant nobody reads is never changed);
+- `model_reads`: names the code of class Model reads as module globals (not as its own parameters or locals):
+  a solution that copies the problem copies such a constant, and the judge cannot change it there.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Scan:
     others: dict[str, Any] = field(default_factory=dict)           # other evaluable constants (floats, dicts...)
     axis_uses: frozenset[str] = frozenset()
     read: frozenset[str] = frozenset()
+    model_reads: frozenset[str] = frozenset()
 
 
 def is_int(value: Any) -> bool:
@@ -83,7 +86,8 @@ def scan_text(text: str) -> Scan:
     constants = {name: Constant(name, env[name], ast.unparse(nodes[name]), deps[name])
                  for name in env if is_int_value(env[name])}
     others = {name: env[name] for name in env if name not in constants}
-    return Scan(constants, others, frozenset(_axis_uses(tree) & set(env)), frozenset(_reads(tree) & set(env)))
+    return Scan(constants, others, frozenset(_axis_uses(tree) & set(env)), frozenset(_reads(tree) & set(env)),
+                frozenset(_model_global_reads(tree) & set(env)))
 
 
 def evaluate(node: ast.expr, env: dict[str, Any]) -> Any:
@@ -172,4 +176,26 @@ def _reads(tree: ast.Module) -> set[str]:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own:
                 found.add(node.id)
+    return found
+
+
+def _model_global_reads(tree: ast.Module) -> set[str]:
+    """Names the class Model's body and methods load that none of its functions binds (a parameter, an assignment,
+    a loop or import target): module globals read by the problem's own model."""
+    found: set[str] = set()
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.ClassDef) and stmt.name == "Model"):
+            continue
+        bound: set[str] = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = node.args
+                bound |= {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                          if a is not None}
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound.add(node.id)
+            elif isinstance(node, ast.alias):
+                bound.add((node.asname or node.name).split(".")[0])
+        found |= {node.id for node in ast.walk(stmt)
+                  if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound}
     return found
