@@ -80,14 +80,4 @@ else
     installed_here || install_no_deps
   fi
 fi
-# The RL frameworks' extra (verifiers, openenv-core, trl: tests/test_integrations_*.py), apart from the test tools:
-# a failure here (no index, a conflict on some image) costs only those tests, which skip without them. torch is
-# held at the installed version (==X matches X+cuda): their dependencies must never pull a second torch.
-if rl_missing=$(python scripts/missing_requirements.py rl) && [ -n "$rl_missing" ]; then
-  held=$(python -c "import torch; print(torch.__version__.split('+')[0])")
-  mapfile -t rl_wanted <<< "$rl_missing"     # the unmet requirements of pyproject.toml's [rl], one per line
-  if ! python -m pip install -q "${rl_wanted[@]}" "torch==$held"; then
-    say "could not install the [rl] extra (verifiers, openenv-core, trl); the RL integration tests will skip"
-  fi
-fi
 python -c "import torch, kerneljudge; print('kerneljudge', kerneljudge.__version__, 'with torch', torch.__version__)"
