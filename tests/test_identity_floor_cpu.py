@@ -8,7 +8,9 @@ these 20 was at 0.87 (a call made right after its request arrives pays the proce
 called alike it is at 0.93-0.96 on this 2-core VM over six runs: a tilt of about 5% against the solution's process
 remains on calls of tens of microseconds (not found yet: not the box, not the worker's state, not the garbage
 collector; lab/host_bias_probe.py and the notes of issue 33), and single copies move by several percent either
-way. So the median is held to 10% and each copy to 30%: the old bias fails, host jitter passes."""
+way. So the median is held to 10% and each copy to 30%: the old bias fails, host jitter passes. One copy in 20 may
+stray further, to within 2x (level 3 S4D once came out at 1.38 in a CI run while other work shared the 2 cores;
+then 12 runs in a row passed): a bias between the processes moves every copy, and the median catches it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "src" / "kerneljudge" / "data" / "problems"
 MEDIAN_LOW, MEDIAN_HIGH = 0.90, 1.10   # the 20 copies' median: a bias between the processes moves all of them
 LOW, HIGH = 0.70, 1.30                 # each copy: host jitter on 2 shared cores, not a bias
+STRAY_LOW, STRAY_HIGH = 0.5, 2.0       # at most one copy outside LOW..HIGH, and within these
 
 
 def _identity_copy():
@@ -54,9 +57,11 @@ def test_identity_copies_of_twenty_bundled_problems_are_one_on_the_host_clock(tm
     verdicts = run_batch(jobs, options, tmp_path / "run.jsonl", progress=lambda message: None)
     judged = [v for v in verdicts if v["verdict"] != "unjudgeable"]
     assert len(judged) >= 18, [(v["problem_id"], v["verdict"], v["reason"]) for v in verdicts]
-    outside = [(v["problem_id"], v["verdict"], v.get("speedup_end_to_end"), v["reason"][:120]) for v in judged
-               if v["verdict"] != "correct" or not LOW <= (v.get("speedup_end_to_end") or 0) <= HIGH]
-    assert not outside, outside
+    assert all(v["verdict"] == "correct" for v in judged), [(v["problem_id"], v["verdict"], v["reason"][:120])
+                                                             for v in judged if v["verdict"] != "correct"]
+    outside = [(v["problem_id"], v["speedup_end_to_end"]) for v in judged
+               if not LOW <= (v.get("speedup_end_to_end") or 0) <= HIGH]
+    assert len(outside) <= 1 and all(STRAY_LOW <= (s or 0) <= STRAY_HIGH for _, s in outside), outside
     speedups = sorted(v["speedup_end_to_end"] for v in judged)
     median = speedups[len(speedups) // 2]
     assert MEDIAN_LOW <= median <= MEDIAN_HIGH, speedups
