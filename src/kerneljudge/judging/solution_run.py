@@ -18,11 +18,10 @@ from kerneljudge.core.paths import default_cache_dir
 from kerneljudge.core.problem import ProblemError, problem_text
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.judging import boxing, correctness, cores, environment, timed, warm_start, work_audit
-from kerneljudge.judging.device import turns
+from kerneljudge.judging.device import slots, turns
 from kerneljudge.judging.build.request import BuildRefused
 from kerneljudge.judging.child import Child
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
-from kerneljudge.judging.device import slots
 from kerneljudge.judging.device.slots import Slot
 
 TIMED_CHECKS_GPU = 3

@@ -167,7 +167,8 @@ COLUMNS: list[tuple[str, str, str, Getter]] = [
     ("device_name", "string", "the judge's device, e.g. NVIDIA H200", _field("device_name")),
     ("precision", "string", "fp32, fp16 or bf16", _field("precision")),
     ("policy", "string", "strict or lenient", _field("policy")),
-    ("preset", "string", "problem sizes judged: default or small", _field("preset")),
+    ("preset", "string", "problem sizes judged: default, small, or fitted (to the device's memory: flag "
+     "preset_fitted)", _field("preset")),
     ("shapes", "string", "shape presets checked, joined with ';' (where recorded)", _shapes),
     ("torch_version", "string", "versions.torch", _in("versions", "torch")),
     ("cuda_version", "string", "versions.cuda", _in("versions", "cuda")),
