@@ -122,7 +122,8 @@ class ReferenceService:
 
     @property
     def pid(self) -> int | None:
-        return self._child.proc.pid if self._running() else None
+        child = self._child   # read once: another thread may close the process meanwhile
+        return child.proc.pid if child is not None and child.proc.poll() is None else None
 
     def prepare(self, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:
         """Build the problem's reference model on the CPU, ahead of its first judgement (no device work: it

@@ -79,10 +79,12 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         finally:
             if ctx.child is not None:   # its device memory goes before another judgement is admitted in its place
                 ctx.child.kill()
-            if hold.admitted:   # what the reference process holds for this judgement alone goes back too
-                slot.reference.left(ctx.reference, problem.path, slot.turns.memory)
-            hold.release()
-            ctx.info["crowded"] = hold.crowded
+            try:
+                if hold.admitted:   # what the reference process holds for this judgement alone goes back too
+                    slot.reference.left(ctx.reference, problem.path, slot.turns.memory)
+            finally:
+                hold.release()
+                ctx.info["crowded"] = hold.crowded
     finally:
         if ctx.child is not None:
             ctx.child.kill()  # nothing may still write into the box's folders while they are removed
@@ -102,7 +104,8 @@ def _memory_to_itself(ctx: Context, slot: Slot) -> None:
 def _judgement_pids(ctx: Context) -> list[int]:
     """The processes whose device memory is this judgement's: its solution's (the box's worker is a descendant)
     and its reference's (shared with the other judgements of its problem)."""
-    return [pid for pid in (ctx.child.proc.pid if ctx.child is not None else None, ctx.reference.pid) if pid]
+    child = ctx.child   # read once: the held-out shapes may start a fresh process meanwhile
+    return [pid for pid in (child.proc.pid if child is not None else None, ctx.reference.pid) if pid]
 
 
 def _pin_timed(ctx: Context, slot: Slot, alone: bool) -> None:

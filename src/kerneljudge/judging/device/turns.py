@@ -154,7 +154,10 @@ class DeviceTurns:
         admitted judgement did not name its processes."""
         if self.memory is None or len(self._holders) != self._admitted:
             return None
-        pids = {pid for named in self._holders.values() for pid in named() if pid}
+        try:   # admission must never fail for a process that ended while its id was read
+            pids = {pid for named in self._holders.values() for pid in named() if pid}
+        except Exception:
+            return None
         return self.memory.held_by(pids) if pids else None
 
     def _ask_reclaim(self) -> None:
