@@ -6,32 +6,16 @@ model there (issue 31: on the H100 sweep of 2026-12-07, reference processes serv
 from __future__ import annotations
 
 import secrets
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.gpu
 
-# about 1 GiB of input and as much output: large enough to tell from a context on the device's list
-PROBLEM = """
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.relu(x)
-
-
-def get_inputs():
-    return [torch.rand(16384, 16384)]
-
-
-def get_init_inputs():
-    return []
-"""
+# the suite's own elementwise problems: 1.25 GiB in and out each, large enough to tell from a context on the
+# device's list
+LEVEL1 = Path(__file__).resolve().parent.parent / "src" / "kerneljudge" / "data" / "problems" / "level1"
+RELU, LEAKY_RELU = str(LEVEL1 / "21_relu.py"), str(LEVEL1 / "22_leaky_relu.py")
 
 
 @pytest.fixture
@@ -54,43 +38,38 @@ def _expect(service, path: str) -> str:
     return token
 
 
-def test_a_reference_process_holds_no_more_than_a_context_once_its_judgement_left(tmp_path, pool_and_memory):
+def test_a_reference_process_holds_no_more_than_a_context_once_its_judgement_left(pool_and_memory):
     from kerneljudge.judging.device.memory import RESIDUAL_BYTES
 
     pool, memory = pool_and_memory
-    path = tmp_path / "relu.py"
-    path.write_text(PROBLEM)
     service = pool.acquire("relu")
-    pool.entered(service, str(path))
-    token = _expect(service, str(path))
+    pool.entered(service, RELU)
+    token = _expect(service, RELU)
     assert memory.held_by([service.pid], fresh=True) > 2 << 30      # model, kept outputs: on the device now
     service.forget(token)
-    pool.left(service, str(path), memory)
+    pool.left(service, RELU, memory)
     assert service.pid is not None, "parking was enough: the process is not closed"
     assert memory.held_by([service.pid], fresh=True) <= RESIDUAL_BYTES
 
-    pool.entered(service, str(path))
-    _expect(service, str(path))                                     # expected outputs nobody forgets
-    pool.left(service, str(path), memory)
+    pool.entered(service, RELU)
+    _expect(service, RELU)                                          # expected outputs nobody forgets
+    pool.left(service, RELU, memory)
     assert memory.held_by([service.pid], fresh=True) <= RESIDUAL_BYTES
     pool.release(service)
 
 
-def test_a_problem_still_judged_keeps_its_model_on_the_device(tmp_path, pool_and_memory):
+def test_a_problem_still_judged_keeps_its_model_on_the_device(pool_and_memory):
     pool, memory = pool_and_memory
-    first, second = tmp_path / "a.py", tmp_path / "b.py"
-    first.write_text(PROBLEM)
-    second.write_text(PROBLEM.replace("16384, 16384", "8192, 8192"))
-    service = pool.acquire("a")
-    pool.entered(service, str(first))
-    pool.entered(service, str(second))       # a process shared by two problems' judgements
-    tokens = [_expect(service, str(first)), _expect(service, str(second))]
+    service = pool.acquire("relu")
+    pool.entered(service, RELU)
+    pool.entered(service, LEAKY_RELU)        # a process shared by two problems' judgements
+    tokens = [_expect(service, RELU), _expect(service, LEAKY_RELU)]
     service.forget(tokens[0])
-    pool.left(service, str(first), memory)
-    assert pool.serving(service) == (str(second),)
-    reply = service.park(keep=(str(second),))
-    assert reply is not None and reply["parked"] == 0                # b's model stays on the device
+    pool.left(service, RELU, memory)
+    assert pool.serving(service) == (LEAKY_RELU,)
+    reply = service.park(keep=(LEAKY_RELU,))
+    assert reply is not None and reply["parked"] == 0                # leaky_relu's model stays on the device
     service.forget(tokens[1])
-    pool.left(service, str(second), memory)
+    pool.left(service, LEAKY_RELU, memory)
     assert pool.serving(service) == ()
     pool.release(service)
