@@ -8,12 +8,14 @@ these 20 was at 0.87 (a call made right after its request arrives pays the proce
 called alike it is at 0.93-0.96 on this 2-core VM over six runs: a tilt of about 5% against the solution's process
 remains on calls of tens of microseconds (not found yet: not the box, not the worker's state, not the garbage
 collector; lab/host_bias_probe.py and the notes of issue 33), and single copies move by several percent either
-way. So the median is held to 10% and each copy to 30%: the old bias fails, host jitter passes. One copy in 20 may
-stray further, to within 2x (level 3 S4D once came out at 1.38 in a CI run while other work shared the 2 cores;
-then 12 runs in a row passed): a bias between the processes moves every copy, and the median catches it."""
+way. So the median is held to 10% and each copy to 30%: the old bias fails, host jitter passes. One batch's single
+copies strayed past 30% in about one run of eight (level 3 S4D at 0.63 and 1.38, level 2 cosine GEMM at 1.42, on
+2026-12-07, at the code of that morning too), so each copy is judged in two batches and held by the geometric mean
+of its two speedups."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -28,7 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "src" / "kerneljudge" / "data" / "problems"
 MEDIAN_LOW, MEDIAN_HIGH = 0.90, 1.10   # the 20 copies' median: a bias between the processes moves all of them
 LOW, HIGH = 0.70, 1.30                 # each copy: host jitter on 2 shared cores, not a bias
-STRAY_LOW, STRAY_HIGH = 0.5, 2.0       # at most one copy outside LOW..HIGH, and within these
 
 
 def _identity_copy():
@@ -54,14 +55,20 @@ def test_identity_copies_of_twenty_bundled_problems_are_one_on_the_host_clock(tm
     assert len(jobs) == 20
     options = JudgeOptions(device="cpu", policy="lenient", trials=2, held_out="none", time_budget_s=1.0,
                            cache_dir=cache_dir)
-    verdicts = run_batch(jobs, options, tmp_path / "run.jsonl", progress=lambda message: None)
-    judged = [v for v in verdicts if v["verdict"] != "unjudgeable"]
-    assert len(judged) >= 18, [(v["problem_id"], v["verdict"], v["reason"]) for v in verdicts]
-    assert all(v["verdict"] == "correct" for v in judged), [(v["problem_id"], v["verdict"], v["reason"][:120])
-                                                             for v in judged if v["verdict"] != "correct"]
-    outside = [(v["problem_id"], v["speedup_end_to_end"]) for v in judged
-               if not LOW <= (v.get("speedup_end_to_end") or 0) <= HIGH]
-    assert len(outside) <= 1 and all(STRAY_LOW <= (s or 0) <= STRAY_HIGH for _, s in outside), outside
-    speedups = sorted(v["speedup_end_to_end"] for v in judged)
+    # each copy judged in two batches, its speedup the geometric mean of the two: a bias between the processes shows
+    # in both, a burst of load on the 2 shared cores during one copy's timing rarely does
+    runs = [run_batch(jobs, options, tmp_path / f"run{n}.jsonl", progress=lambda message: None) for n in (1, 2)]
+    judged = [[v for v in verdicts if v["verdict"] != "unjudgeable"] for verdicts in runs]
+    assert all(len(j) >= 18 for j in judged), [(v["problem_id"], v["verdict"], v["reason"]) for r in runs for v in r]
+    wrong = [(v["problem_id"], v["verdict"], v["reason"][:120]) for j in judged for v in j if v["verdict"] != "correct"]
+    assert not wrong, wrong
+    both = {v["problem_id"]: [v["speedup_end_to_end"]] for v in judged[0]}
+    for v in judged[1]:
+        both.get(v["problem_id"], []).append(v["speedup_end_to_end"])
+    means = {pid: math.sqrt(s[0] * s[1]) for pid, s in both.items() if len(s) == 2 and all(s)}
+    assert len(means) >= 18, both
+    outside = [(pid, both[pid], mean) for pid, mean in means.items() if not LOW <= mean <= HIGH]
+    assert not outside, outside
+    speedups = sorted(means.values())
     median = speedups[len(speedups) // 2]
     assert MEDIAN_LOW <= median <= MEDIAN_HIGH, speedups
