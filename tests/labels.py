@@ -23,7 +23,8 @@ class Labelled:
 
 # `# needs:` words that name a library (a solution backend's) and the module that must be importable for it
 # (top-level names where a submodule would make find_spec import a heavy parent: cutlass loads MLIR)
-LIBRARIES = {"cupy": "cupy", "cuda_core": "cuda.core", "numba": "numba", "helion": "helion", "cute": "cutlass"}
+LIBRARIES = {"cupy": "cupy", "cuda_core": "cuda.core", "numba": "numba", "helion": "helion", "cute": "cutlass",
+             "tilelang": "tilelang"}
 
 
 def _importable(module: str) -> bool:

@@ -1,11 +1,13 @@
-"""Static analysis of the library backends (issue 26): cupy, cuda_core, numba, helion, cute.
+"""Static analysis of the library backends (issues 26 and 34): cupy, cuda_core, numba, helion, cute, tilelang.
 
 Each backend gets an honest solution written the way its library's documentation writes kernels, then the
 same solution with library compute, an unjoined side stream, or a joined one spliced in. Nothing here imports
-cupy, numba, helion or cutlass: the analysis only parses source text.
+cupy, numba, helion, cutlass or tilelang: the analysis only parses source text.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -175,7 +177,69 @@ class ModelNew(nn.Module):
         return c
 '''
 
-HONEST = {"cupy": CUPY, "cuda_core": CUDA_CORE, "numba": NUMBA, "helion": HELION, "cute": CUTE}
+# TileLang's lazy style: a @tilelang.jit factory returns a @T.prim_func; calling it compiles a kernel object
+TILELANG = '''
+import torch
+import torch.nn as nn
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def scale_relu(rows, cols, dtype="float32"):
+    @T.prim_func
+    def main(X: T.Tensor((rows, cols), dtype), Out: T.Tensor((rows, cols), dtype)):
+        with T.Kernel(T.ceildiv(cols, 64), T.ceildiv(rows, 8), threads=128) as (bx, by):
+            for i, j in T.Parallel(8, 64):
+                r = by * 8 + i
+                c = bx * 64 + j
+                if r < rows and c < cols:
+                    Out[r, c] = T.max(X[r, c] * 2.0, 0.0) + X[r, c] * X[r, c]
+
+    return main
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernels = {}
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        key = tuple(x.shape)
+        if key not in self.kernels:
+            self.kernels[key] = scale_relu(x.shape[0], x.shape[1])
+        self.kernels[key](x, out)
+        return out
+'''
+
+# TileLang's eager style: the @tilelang.jit function opens T.Kernel itself and runs when called
+TILELANG_EAGER = '''
+import torch.nn as nn
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def add_rows(A, B, block_m: int = 32):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B: T.Tensor((M, N), T.float32)
+    C = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block_m), threads=128) as bx:
+        for i, j in T.Parallel(block_m, N):
+            C[bx * block_m + i, j] = A[bx * block_m + i, j] + B[bx * block_m + i, j]
+    return C
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return add_rows(a, b)
+'''
+
+HONEST = {"cupy": CUPY, "cuda_core": CUDA_CORE, "numba": NUMBA, "helion": HELION, "cute": CUTE,
+          "tilelang": TILELANG}
 
 
 def codes(source: str, policy: str = "strict", blocking: bool = True) -> list[str]:
@@ -197,9 +261,10 @@ def splice(source: str, old: str, new: str) -> str:
 
 # --------------------------------------------------------------------------------------------- detection
 def test_every_backend_has_one_detector_in_preference_order():
-    assert KERNEL_BACKENDS == ("cuda", "triton", "cpp", "cupy", "cuda_core", "numba", "helion", "cute")
+    assert KERNEL_BACKENDS == ("cuda", "triton", "cpp", "cupy", "cuda_core", "numba", "helion", "cute", "tilelang")
     assert sorted(name for name, _ in DETECTORS) == sorted(KERNEL_BACKENDS)
-    assert [name for name, _ in DETECTORS] == ["cuda", "triton", "cupy", "cuda_core", "numba", "helion", "cute", "cpp"]
+    assert [name for name, _ in DETECTORS] == ["cuda", "triton", "cupy", "cuda_core", "numba", "helion", "cute",
+                                               "tilelang", "cpp"]
     assert BACKENDS == KERNEL_BACKENDS + ("torch",)
 
 
@@ -222,6 +287,16 @@ def test_detects_each_backend(backend):
     ("import cupy as cp\nfrom numba import cuda\n@cuda.jit\ndef k(x):\n    pass\nr = cp.RawKernel(s, 'g')\n", "cupy"),
     ("import helion\nimport cutlass.cute as cute\n@cute.kernel\ndef k(a):\n    pass\n@helion.kernel\ndef h(x):\n"
      "    return x\n", "helion"),
+    ("import tilelang.language as T\n@T.prim_func\ndef main(A: T.Tensor((4,), 'float32')):\n    pass\n", "tilelang"),
+    ("from tilelang import language as T\nfrom tilelang.language import prim_func\n@prim_func\ndef k(A):\n"
+     "    pass\n", "tilelang"),
+    (TILELANG_EAGER, "tilelang"),
+    ("import tilelang\nimport tilelang.language as T\ndef f(A):\n    with T.Kernel(1, threads=32) as bx:\n"
+     "        pass\nk = tilelang.jit(f)\n", "tilelang"),                        # the eager style, wrapped
+    ("import tilelang\n@tilelang.jit\ndef f(n):\n    return make(n)\n", "torch"),  # a factory, no kernel in sight
+    ("import tilelang.language as T\nx = T.ceildiv(7, 2)\n", "torch"),              # the language alone
+    ("import tilelang.language as T\nimport cutlass.cute as cute\n@cute.kernel\ndef k(a):\n    pass\n"
+     "@T.prim_func\ndef main(A):\n    pass\n", "cute"),
 ])
 def test_detection_forms_and_preference(source, backend):
     assert detect_backend(source) == backend
@@ -242,11 +317,19 @@ def test_honest_solutions_pass(backend, policy):
     ("numba", {"gelu_kernel"}),
     ("helion", {"_helion_matmul_relu"}),
     ("cute", {"kernel_cutlass_add_kernel"}),
+    ("tilelang", {"main_kernel"}),
 ])
 def test_custom_kernel_names(backend, expected):
     names = K.custom_kernel_names(HONEST[backend])
     assert expected <= names
     assert "_cube" not in names and "add_launch" not in names  # device functions and host launchers
+
+
+def test_tilelang_kernel_names_follow_the_prim_func():
+    # TileLang names the device kernel after the prim_func (`main` -> `main_kernel`), the eager style after the
+    # decorated function; a lazy factory's own name is never a kernel's
+    assert "scale_relu_kernel" not in K.custom_kernel_names(TILELANG)
+    assert K.custom_kernel_names(TILELANG_EAGER) >= {"add_rows_kernel"}
 
 
 NUMBA_DEMANGLED = ("cudapy::solution::gelu_kernel[abi:v1][abi:cw51cXTLSUwv1sDUYKthoaNgpqmjAE8StqAkBQxStNhFE]"
@@ -280,6 +363,8 @@ def _gpu(rows):
     ("numba", NUMBA_MANGLED),
     ("helion", "_helion_matmul_relu"),
     ("cute", CUTE_NAME),
+    ("tilelang", "main_kernel"),
+    ("tilelang", "main_kernel_1"),   # a second T.Kernel block of the same prim_func
 ])
 def test_profile_counts_each_backends_kernels_as_custom(backend, kernel):
     custom = K.custom_kernel_names(HONEST[backend])
@@ -478,3 +563,108 @@ def test_library_normal_use_is_not_a_hack():
         line_of(binary, "ObjectCode.from_cubin")]
     looked_up = splice(CUPY, "import cupy as cp\n", "import sys\nimport cupy as cp\nmod = sys.modules.get('cupy')\n")
     assert codes(looked_up, "lenient") == []
+
+
+# ------------------------------------------------------------------------------------------------ TileLang
+FIXTURE_SOLUTIONS = Path(__file__).parent / "fixtures" / "solutions"
+TL_CALL = "        self.kernels[key](x, out)\n"
+
+
+@pytest.mark.parametrize("name,strict,lenient", [
+    ("gpu_tilelang_correct_scale_relu.py", [], []),
+    ("gpu_tilelang_wrong_scale_relu.py", [], []),                          # wrong numbers are the GPU's to find
+    ("gpu_tilelang_hack_decoy_torch.py", ["torch_compute"], []),           # C3: refused under strict only
+    ("gpu_tilelang_hack_side_stream.py", ["unsynced_stream"], ["unsynced_stream"]),   # A1: refused under both
+])
+def test_tilelang_fixtures_static_findings(name, strict, lenient):
+    source = (FIXTURE_SOLUTIONS / name).read_text()
+    assert detect_backend(source) == "tilelang"
+    assert sorted(set(codes(source, "strict"))) == strict
+    assert sorted(set(codes(source, "lenient"))) == lenient
+    assert "kernel_not_called" not in codes(source, "strict", blocking=False)
+
+
+def test_honest_tilelang_eager_style_passes():
+    for policy in ("strict", "lenient"):
+        assert codes(TILELANG_EAGER, policy, blocking=False) == []
+
+
+@pytest.mark.parametrize("new,expected", [
+    ("        z = torch.softmax(x, dim=-1)\n", "torch.softmax"),
+    ("        out = out + x\n", "applies `+` to tensors"),
+    ("        z = x.sum()\n", "the tensor method .sum()"),
+])
+def test_torch_compute_next_to_a_tilelang_kernel(new, expected):
+    source = splice(TILELANG, TL_CALL, TL_CALL + new)
+    hits = findings(source, "torch_compute")
+    assert [h.line for h in hits] == [line_of(source, new.strip())] and hits[0].blocking
+    assert expected in hits[0].message
+    assert [f.blocking for f in analyze(source, "lenient") if f.code == "torch_compute"] == [False]
+
+
+def test_torch_fallback_around_a_tilelang_kernel():
+    source = splice(TILELANG, TL_CALL, "        try:\n    " + TL_CALL + "        except Exception:\n"
+                    "            out = torch.relu(x * 2.0) + x * x\n")
+    hits = findings(source, "fallback")
+    assert hits and {h.line for h in hits} == {line_of(source, "out = torch.relu(x * 2.0)")}
+
+
+@pytest.mark.parametrize("imports,call,name", [
+    ("import tvm\n", "tvm.topi.nn.relu(x)", "tvm.topi.nn.relu"),
+    ("from tilelang import tvm\n", "tvm.relax.op.matmul(x, x)", "tilelang.tvm.relax.op.matmul"),
+    ("from tvm.contrib import cublas\n", "cublas.matmul(x, x)", "tvm.contrib.cublas.matmul"),
+])
+def test_tvm_operators_are_library_compute(imports, call, name):
+    source = splice(TILELANG, "import tilelang\n", "import tilelang\n" + imports)
+    source = splice(source, TL_CALL, TL_CALL + f"        z = {call}\n")
+    hits = findings(source, "torch_compute")
+    assert hits and {h.line for h in hits} == {line_of(source, call)} and all(h.blocking for h in hits)
+    assert any(name in h.message and "TVM library compute" in h.message for h in hits)   # the call in forward
+    assert any(f"uses {name}" in h.message for h in hits)                                 # and wherever it is named
+    assert not any(f.blocking for f in analyze(source, "lenient") if f.code == "torch_compute")
+
+
+def test_tilelang_kernels_are_launched_however_they_are_held():
+    # built and called at once, built at module level, compiled from a prim_func, or through .compile(**sizes)
+    forms = [
+        splice(TILELANG, TL_CALL, "        scale_relu(x.shape[0], x.shape[1])(x, out)\n"),
+        splice(splice(TILELANG, "class ModelNew", "KERNEL = scale_relu(64, 256)\n\n\nclass ModelNew"),
+               TL_CALL, "        KERNEL(x, out)\n"),
+        splice(TILELANG, TL_CALL, "        k = scale_relu.compile(rows=x.shape[0], cols=x.shape[1])\n"
+               "        k(x, out)\n"),
+        "import tilelang\nimport tilelang.language as T\nimport torch\nimport torch.nn as nn\n\n\n"
+        "@T.prim_func\ndef main(X: T.Tensor((64,), 'float32'), Y: T.Tensor((64,), 'float32')):\n"
+        "    with T.Kernel(1, threads=64) as bx:\n        for i in T.Parallel(64):\n            Y[i] = X[i] * 2.0\n\n\n"
+        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.kernel = tilelang.compile(main, target='cuda')\n\n"
+        "    def forward(self, x):\n        y = torch.empty_like(x)\n        self.kernel(x, y)\n        return y\n",
+    ]
+    for source in forms:
+        assert detect_backend(source) == "tilelang"
+        assert codes(source, "strict", blocking=False) == [], source
+
+
+def test_a_tilelang_kernel_built_but_never_called_is_not_called():
+    # the factory compiles; only calling what it returns runs the kernel
+    source = splice(TILELANG, TL_CALL, "        pass\n")
+    assert "kernel_not_called" in codes(source, blocking=False)
+
+
+def test_tilelang_side_streams():
+    side = splice(TILELANG, TL_CALL,
+                  "        s = torch.cuda.Stream()\n        with torch.cuda.stream(s):\n    " + TL_CALL)
+    hits = findings(side, "unsynced_stream")
+    assert [h.line for h in hits] == [line_of(side, "torch.cuda.Stream()")] and hits[0].blocking
+    assert "unsynced_stream" in codes(side, "lenient")
+    joined = splice(side, "        return out\n", "        torch.cuda.current_stream().wait_stream(s)\n"
+                    "        return out\n")
+    assert findings(joined, "unsynced_stream") == []
+    # TVM-FFI's own stream context (the stream TileLang's kernels launch on): the caller's stream is fine
+    raw = "import tvm_ffi\n" + splice(TILELANG, TL_CALL, "        dev = tvm_ffi.device('cuda:0')\n"
+                                      "        with tvm_ffi.use_raw_stream(dev, HANDLE):\n    " + TL_CALL)
+    own = raw.replace("HANDLE", "torch.cuda.current_stream().cuda_stream")
+    assert findings(own, "unsynced_stream") == []
+    other = raw.replace("HANDLE", "self.side_handle")
+    assert [h.line for h in findings(other, "unsynced_stream")] == [line_of(other, "use_raw_stream(")]
+    keyword = raw.replace("HANDLE", "stream=self.side_handle")
+    assert [h.line for h in findings(keyword, "unsynced_stream")] == [line_of(keyword, "use_raw_stream(")]

@@ -17,7 +17,7 @@ def test_every_jit_cache_is_in_the_trusted_cache_folder(tmp_path, monkeypatch):
     for name, folder in environment.TRUSTED_CACHE_ENV.items():
         assert env[name] == str(tmp_path / folder), name
     for name in ("CUPY_CACHE_DIR", "NUMBA_CACHE_DIR", "HELION_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
-                 "CUTE_DSL_CACHE_DIR"):
+                 "CUTE_DSL_CACHE_DIR", "TILELANG_CACHE_DIR", "TVM_FFI_CACHE_DIR"):
         assert Path(env[name]).is_relative_to(tmp_path), name
 
 
@@ -26,6 +26,22 @@ def test_a_boxed_solution_gets_its_scratch_caches_not_the_trusted_ones(tmp_path)
     boxed = spec.boxed_env(trusted, str(tmp_path / "scratch"))
     for name in environment.TRUSTED_CACHE_ENV:
         assert Path(boxed[name]).is_relative_to(tmp_path / "scratch"), name
+
+
+def test_tilelang_and_tvm_ffi_caches_stay_out_of_the_home_folder(tmp_path, monkeypatch):
+    # TileLang keeps generated CUDA, cubins and host libraries under ~/.tilelang/cache by default, and TVM-FFI
+    # would build its torch DLPack addon under ~/.cache/tvm-ffi: both go to the trusted cache, then to scratch
+    from kerneljudge.judging import warm_start
+
+    monkeypatch.setenv("TILELANG_CACHE_DIR", os.path.expanduser("~/.tilelang/cache"))
+    monkeypatch.setenv("TVM_FFI_CACHE_DIR", os.path.expanduser("~/.cache/tvm-ffi"))
+    env = environment.child_env("cuda", 1, str(tmp_path / "trusted"))
+    assert env["TILELANG_CACHE_DIR"] == str(tmp_path / "trusted" / "tilelang")
+    assert env["TVM_FFI_CACHE_DIR"] == str(tmp_path / "trusted" / "tvm_ffi")
+    boxed = spec.boxed_env(env, str(tmp_path / "scratch"))
+    assert boxed["TILELANG_CACHE_DIR"] == str(tmp_path / "scratch" / "cache" / "tilelang")
+    assert boxed["TVM_FFI_CACHE_DIR"] == str(tmp_path / "scratch" / "cache" / "tvm_ffi")
+    assert {"TILELANG_CACHE_DIR", "TVM_FFI_CACHE_DIR"} <= warm_start.UNKEYED   # per solution: never a template key
 
 
 def test_helion_never_autotunes_inside_a_judgement(monkeypatch):

@@ -1,5 +1,6 @@
 """The generation side of every backend: its prompt text and worked examples, extraction of its solutions from a
-model's reply, and refinement feedback that names its errors (CuPy, cuda.core, Numba, Helion, CuTe DSL among them).
+model's reply, and refinement feedback that names its errors (CuPy, cuda.core, Numba, Helion, CuTe DSL, TileLang
+among them).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kerneljudge.generate.messages import BACKEND_NAMES, build_messages, build_r
 from kerneljudge.generate.reply_sections import PYTHON_TAGS
 from kerneljudge.generate.templates import BACKEND_TEMPLATES, SHOT_EXAMPLES, TEMPLATES, shot_examples, template
 
-NEW_BACKENDS = ("cupy", "cuda_core", "numba", "helion", "cute")
+NEW_BACKENDS = ("cupy", "cuda_core", "numba", "helion", "cute", "tilelang")
 PROBLEM = (prompts_root() / "examples" / "problems" / "2_rms_norm.py").read_text()
 
 
@@ -66,6 +67,9 @@ def test_backend_prompt_specifics():
     assert "helion.Config" in helion and "does not autotune" in helion and "hl.tile" in helion
     cute = template("backend_cute.md")
     assert "@cute.kernel" in cute and "@cute.jit" in cute and "cute.compile" in cute and "from_dlpack" in cute
+    tilelang = template("backend_tilelang.md")
+    assert "@tilelang.jit" in tilelang and "@T.prim_func" in tilelang and "T.Kernel" in tilelang
+    assert "T.Parallel" in tilelang and "autotune" in tilelang and "T.if_then_else" in tilelang
 
 
 @pytest.mark.parametrize("backend", NEW_BACKENDS)
@@ -114,7 +118,8 @@ def test_a_markdown_reply_of_each_backend_extracts(backend, stem_index):
 
 
 @pytest.mark.parametrize("backend,tag", [("cupy", "cupy"), ("numba", "numba"), ("helion", "helion"),
-                                         ("cuda_core", "cuda_core"), ("cute", "cutedsl"), ("triton", "triton")])
+                                         ("cuda_core", "cuda_core"), ("cute", "cutedsl"), ("tilelang", "tilelang"),
+                                         ("triton", "triton")])
 def test_a_block_tagged_with_its_kernel_language_counts_as_python(backend, tag):
     assert tag in PYTHON_TAGS
     code = shot_examples(backend)[0][1]
@@ -166,6 +171,11 @@ ERRORS = {
     "cute": ("Traceback (most recent call last):\n  File \"solution.py\", line 44, in forward\n"
              "cutlass.base_dsl.common.DSLRuntimeError: DSLRuntimeError: failed to generate code for `swish_residual`",
              "failed to generate code for `swish_residual`", "CuTe DSL error"),
+    "tilelang": ("Traceback (most recent call last):\n  File \"solution.py\", line 48, in forward\n"
+                 "RuntimeError: extern \"C\" __global__ void main_kernel(float* __restrict__ Out) {\n"
+                 "Compilation error:\n/tmp/tmpab12/tvm_kernels.cu(20): error: identifier \"warp_sum\" is undefined\n"
+                 "1 error detected in the compilation of \"/tmp/tmpab12/tvm_kernels.cu\".",
+                 "tvm_kernels.cu(20): error: identifier \"warp_sum\" is undefined", "TileLang compile error"),
     "triton": ("triton.compiler.errors.CompilationError: at 7:12:\n    x = tl.load(x_ptr + offs)\n"
                "ValueError: Cannot make_shape_compatible: incompatible dimensions at index 0: 128 and 64",
                "Cannot make_shape_compatible", "Triton compile error"),
@@ -223,3 +233,23 @@ def test_unknown_errors_and_correct_verdicts_name_no_kind():
 def test_every_error_kind_names_a_known_backend():
     assert all(kind.backend is None or kind.backend in BACKENDS for kind in KINDS)
     assert len({kind.name for kind in KINDS}) == len(KINDS)
+
+
+@pytest.mark.parametrize("log", [
+    "tvm.error.InternalError: Check failed: (allow_not_defined) is false: Target context required.",
+    "2026-12-07 12:35:54  [TileLang:tilelang.language.eager.builder:CRITICAL] (builder.py:1797): Failed to build "
+    "prim_func from main\nNameError: name 'undefined_name' is not defined",
+])
+def test_tilelang_lowering_errors_are_named(log):
+    assert classify_error(log)["kind"] == "TileLang compile error"
+
+
+@pytest.mark.parametrize("log", [
+    "RuntimeError: kernel main input X shape[1] violates packed ABI constraint; expected: 300, got: 301",
+    "RuntimeError: kernel main input X dtype mismatch, expected float32",
+    "ValueError: Kernel expected 3 inputs, but 1 are provided.",
+    "ValueError: Static shape mismatch for parameter X: expected 301 at index 1, got 300",
+])
+def test_tilelang_argument_errors_are_named(log):
+    error = classify_error(log)
+    assert error["kind"] == "TileLang kernel argument error" and error["backend"] == "tilelang"

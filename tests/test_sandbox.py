@@ -279,7 +279,8 @@ def test_boxed_env_moves_every_cache_into_scratch():
 # the variable each solution backend's JIT cache honours (docs/backends.md)
 BACKEND_CACHES = {"cupy": "CUPY_CACHE_DIR", "numba": "NUMBA_CACHE_DIR", "helion": "HELION_CACHE_DIR",
                   "inductor (helion)": "TORCHINDUCTOR_CACHE_DIR", "cute": "CUTE_DSL_CACHE_DIR",
-                  "cute dumps": "CUTE_DSL_DUMP_DIR"}
+                  "cute dumps": "CUTE_DSL_DUMP_DIR", "tilelang": "TILELANG_CACHE_DIR",
+                  "tvm-ffi (tilelang)": "TVM_FFI_CACHE_DIR"}
 
 
 def test_every_backend_cache_is_a_scratch_folder_the_box_makes(tmp_path):

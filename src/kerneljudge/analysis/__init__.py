@@ -4,7 +4,7 @@ Nothing here imports or executes the solution: it is parsed with `ast`, and the 
 read by a small tokenizer.  See docs/static-analysis.md for the rules and their limits.
 
     detect_backend(source) -> one of core.types.BACKENDS ("cuda", "triton", "cpp", "cupy", "cuda_core",
-                              "numba", "helion", "cute") or "torch" (no kernel of its own)
+                              "numba", "helion", "cute", "tilelang") or "torch" (no kernel of its own)
     analyze(source, policy="strict", backend=None) -> list[Finding]   (sorted by line)
 
 May import: core. Never the solution (its text is parsed, not imported).

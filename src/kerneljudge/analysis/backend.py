@@ -7,11 +7,13 @@ cuda_core  cuda.core (or cuda.core.experimental) `Program(code, ...)`: CUDA C++ 
 numba      a function decorated with numba.cuda.jit that is not `device=True`
 helion     a function decorated with helion.kernel
 cute       a function decorated with cutlass.cute.kernel
+tilelang   a function decorated with tilelang.language.prim_func (`@T.prim_func`), or with tilelang.jit and opening
+           `with T.Kernel(...)` in its own body
 cpp        `load_inline(...)` with C++ sources only (or `load` of C++ files)
 torch      none of these
 
 `DETECTORS` is the one place that decides: the first form present wins, so its order is the preference
-when a file holds several (cuda > triton > cupy > cuda_core > numba > helion > cute > cpp > torch).
+when a file holds several (cuda > triton > cupy > cuda_core > numba > helion > cute > tilelang > cpp > torch).
 Adding a backend is one entry there (and its finder in library_kernels.py).
 """
 
@@ -137,6 +139,7 @@ DETECTORS: tuple[tuple[str, Callable[[Facts], bool]], ...] = (
     ("numba", _library("numba")),
     ("helion", _library("helion")),
     ("cute", _library("cute")),
+    ("tilelang", _library("tilelang")),
     ("cpp", lambda facts: bool(facts.builds)),
 )
 

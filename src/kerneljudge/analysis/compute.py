@@ -8,9 +8,10 @@ buffer, the result of a torch call, tensor method or kernel, or anything derived
 shapes, sizes, strides, `.item()`, Python numbers or their arithmetic.  Compute inside an `except`
 around a kernel call, or in the branch that replaces a kernel call, is reported as a fallback.
 
-Library compute outside torch (CuPy, nvmath-python, CUTLASS's prebuilt ops: library_compute.py) is reported
-under the same code and rules. Device code of the library backends (numba and CuTe functions, Helion's
-hl.tile loops: library_kernels.py) is the solution's kernel and is never inspected, as @triton.jit bodies are not.
+Library compute outside torch (CuPy, nvmath-python, CUTLASS's prebuilt ops, TVM's operators: library_compute.py)
+is reported under the same code and rules. Device code of the library backends (numba, CuTe and TileLang
+functions, Helion's hl.tile loops: library_kernels.py) is the solution's kernel and is never inspected, as
+@triton.jit bodies are not.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class ComputeRules:
         line = cls_node.lineno if cls_node is not None else 1
         if backend == "torch":
             self.hits.append(Hit("no_kernel", line, "no custom kernel found (no load_inline build, @triton.jit "
-                                 "function, CuPy/cuda.core kernel, numba/Helion/CuTe kernel); under strict the work "
-                                 "must happen in the solution's own kernels"))
+                                 "function, CuPy/cuda.core kernel, numba/Helion/CuTe/TileLang kernel); under strict "
+                                 "the work must happen in the solution's own kernels"))
         elif reach and not any(self._kernel([f], self.p.class_of(f)) for f in reach):
             self.hits.append(Hit("kernel_not_called", line, f"forward never visibly calls the {backend} kernels "
                                  "built in this file; a kernel whose result is unused does not count"))

@@ -5,7 +5,8 @@ sources, CuPy and cuda.core code compiled at runtime, any literal that looks lik
 `load_inline` exports and the op namespace the solution registers, `@triton.jit` functions, and the
 library-backend kernels of library_kernels.py under the names their libraries give them (numba: the Python
 function name inside its mangled symbol; Helion: `_helion_<function>`; CuTe DSL: `kernel_cutlass_<function>`
-followed by its argument mangling; CuPy ElementwiseKernel/ReductionKernel: their `name`).
+followed by its argument mangling; TileLang: `<prim_func>_kernel`, then `_1`, `_2`... for further T.Kernel
+blocks; CuPy ElementwiseKernel/ReductionKernel: their `name`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def custom_kernel_names(source: str) -> frozenset[str]:
     try:
         names.update(jit_functions(index))
         texts: list[str] = []
-        for kernel in own_kernels(index):  # cupy, cuda_core, numba, helion, cute (library_kernels.py)
+        for kernel in own_kernels(index):  # cupy, cuda_core, numba, helion, cute, tilelang (library_kernels.py)
             names.update(kernel.names)
             texts += [segments_text(segments)[0] for segments in kernel.sources]
         for build in find_builds(index):

@@ -8,7 +8,8 @@ rows `worker/profiling.py` sent back from the solution's child. Every kernel or 
                     embedded sources (load_inline, CuPy and cuda.core code compiled at runtime), `@triton.jit`
                     functions, functions `load_inline` exports, ops it registers itself, CuPy Elementwise/
                     ReductionKernels by name, numba kernels (their mangled names hold the function name),
-                    Helion's `_helion_<function>`, the CuTe DSL's `kernel_cutlass_<function>_...`; on the CPU
+                    Helion's `_helion_<function>`, the CuTe DSL's `kernel_cutlass_<function>_...`, TileLang's
+                    `<prim_func>_kernel` (`_kernel_1`... for further T.Kernel blocks); on the CPU
                     also the time of the call spent outside every torch op (the extension's own loops, the
                     Triton interpreter)
   library_compute   torch and vendor compute: ATen compute ops (aten::mm, aten::add, ...) and everything

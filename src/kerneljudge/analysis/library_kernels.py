@@ -8,6 +8,11 @@
     helion     functions under helion.kernel: Helion emits one Triton kernel named `_helion_<function>`
     cute       functions under cutlass.cute.kernel (device code; the CuTe DSL names the compiled kernel
                `kernel_cutlass_<function>_<argument mangling>`) and cutlass.cute.jit (host launchers)
+    tilelang   functions under tilelang.language.prim_func (`@T.prim_func`), and functions under tilelang.jit
+               whose own body opens `with T.Kernel(...)` (the eager style); TileLang names the compiled kernel
+               `<function>_kernel` (`_kernel_1`, ... for further T.Kernel blocks). A tilelang.jit function that
+               only returns a nested prim_func (the lazy style) is a host factory: calling it, or
+               `tilelang.compile(prim_func)`, gives a compiled kernel
 
 Everything here is a table or a finder over `Index`; backend.py decides which backend a file is, kernel
 names come from here for profile classification, and compute.py skips the device code found here.
@@ -31,6 +36,9 @@ DECORATORS: dict[str, tuple[str, str, Optional[Callable[[str], str]]]] = {
     "cutlass.cute.kernel": ("cute", "kernel", lambda f: f"kernel_cutlass_{f}"),
     "cutlass.cute.jit": ("cute", "host", None),
     "cupyx.jit.rawkernel": ("cupy", "kernel", lambda f: f),
+    "tilelang.language.prim_func": ("tilelang", "kernel", lambda f: f"{f}_kernel"),
+    "tilelang.jit": ("tilelang", "host", lambda f: f"{f}_kernel"),       # "kernel" when its body opens T.Kernel
+    "tilelang.jit.jit": ("tilelang", "host", lambda f: f"{f}_kernel"),
 }
 # CuPy classes that build a kernel: class name -> (slot, keyword, default) of the kernel-name argument
 CUPY_KERNEL_CLASSES: dict[str, tuple[int, str, Optional[str]]] = {
@@ -46,6 +54,9 @@ KERNEL_GETTERS = frozenset({"get_function", "get_kernel"})
 # Helion's device loops: code inside them becomes the Triton kernel; code around them runs on the host
 HELION_LOOPS = frozenset({"helion.language.tile", "helion.language.grid"})
 CUTE_COMPILE = frozenset({"cutlass.cute.compile"})
+# TileLang: compiling a prim_func gives a kernel object; `with T.Kernel(...)` opens a kernel's launch frame
+TILELANG_COMPILE = frozenset({"tilelang.compile", "tilelang.jit.compile"})
+TILELANG_KERNEL_FRAME = "tilelang.language.Kernel"
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,22 @@ def _device_only(decorator: ast.AST) -> bool:
         for kw in decorator.keywords)
 
 
+def _opens_kernel_frame(index: Index, node: ast.AST) -> bool:
+    """Whether a function's own body (nested functions aside) opens `with T.Kernel(...)`: TileLang's eager style,
+    where the tilelang.jit function itself is the kernel."""
+    stack = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (*_FUNCS, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and index.qualname(i.context_expr.func) == TILELANG_KERNEL_FRAME
+                for i in n.items):
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
 def _from_def(index: Index, node: ast.AST) -> Optional[OwnKernel]:
     for d in node.decorator_list:
         found = _decorator(index, d)
@@ -89,13 +116,16 @@ def _from_def(index: Index, node: ast.AST) -> Optional[OwnKernel]:
             backend, kind, name = DECORATORS[found[0]]
             if backend == "numba" and _device_only(found[1]):
                 kind = "device"
+            if backend == "tilelang" and kind == "host" and _opens_kernel_frame(index, node):
+                kind = "kernel"
             names = (name(node.name),) if name and kind == "kernel" else ()
             return OwnKernel(backend, kind, node, names, bound=(node.name,))
     return None
 
 
 def _from_wrapper(index: Index, node: ast.Assign) -> Optional[OwnKernel]:
-    """`k = cuda.jit(f)`, `k = cuda.jit("sig")(f)`, `k = helion.kernel(config=c)(f)` for a local function f."""
+    """`k = cuda.jit(f)`, `k = cuda.jit("sig")(f)`, `k = helion.kernel(config=c)(f)`, `k = tilelang.jit(f)` for a
+    local function f."""
     call = node.value
     if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Name):
         return None
@@ -104,6 +134,9 @@ def _from_wrapper(index: Index, node: ast.Assign) -> Optional[OwnKernel]:
         return None
     backend, kind, name = DECORATORS[found[0]]
     fn = call.args[0].id
+    wrapped = index.functions.get(fn)
+    if backend == "tilelang" and kind == "host" and wrapped is not None and _opens_kernel_frame(index, wrapped):
+        kind = "kernel"
     targets = tuple(t.id for t in node.targets if isinstance(t, ast.Name))
     names = (name(fn),) if name and kind == "kernel" else ()
     return OwnKernel(backend, kind, node, names, bound=targets)
@@ -179,16 +212,24 @@ def device_code(index: Index, kernels: list[OwnKernel]) -> set[int]:
 
 class Launches:
     """Which calls launch the solution's library kernels: a kernel object called (`k(grid, block, args)`,
-    `ew(x, y)`, `helion_fn(x)`, a compiled CuTe function), a numba/cupyx.jit launch `k[grid, block](...)`,
-    or cuda.core's `launch(stream, config, kernel, ...)`; and which local functions make one."""
+    `ew(x, y)`, `helion_fn(x)`, a compiled CuTe function, a compiled TileLang kernel `k(x, out)`), a
+    numba/cupyx.jit launch `k[grid, block](...)`, or cuda.core's `launch(stream, config, kernel, ...)`; and which
+    local functions make one. A kernel object kept in a container (`cache[key] = cute.compile(...)`,
+    `self.kernels[shape] = tilelang_factory(...)`) is launched as `cache[key](...)`."""
 
     def __init__(self, index: Index, kernels: list[OwnKernel]):
         self.ix = index
-        self.names: set[str] = {b for k in kernels if k.kind in ("kernel", "host") for b in k.bound}
+        # a TileLang factory (a tilelang.jit function of the lazy style) only builds: calling what it returns launches
+        self.names: set[str] = {b for k in kernels if k.kind in ("kernel", "host")
+                                and not (k.backend == "tilelang" and k.kind == "host") for b in k.bound}
+        # TileLang functions whose call (or `.compile(...)`) returns a compiled kernel object
+        self.factories: set[str] = {b for k in kernels if k.backend == "tilelang" for b in k.bound}
         self.attrs: set[str] = set()
         for node in index.nodes:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and self._builds(node.value):
                 for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if isinstance(t, ast.Subscript):
+                        t = t.value   # a container of kernel objects: `cache[key] = ...`
                     if isinstance(t, ast.Name):
                         self.names.add(t.id)
                     elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
@@ -204,9 +245,14 @@ class Launches:
     def _builds(self, expr: ast.AST) -> bool:
         for n in ast.walk(expr):
             if isinstance(n, ast.Call):
-                if _cupy_class(self.ix, n) or self.ix.qualname(n.func) in CUTE_COMPILE:
+                f = n.func
+                if _cupy_class(self.ix, n) or self.ix.qualname(f) in CUTE_COMPILE | TILELANG_COMPILE:
                     return True
-                if isinstance(n.func, ast.Attribute) and n.func.attr in KERNEL_GETTERS:
+                if isinstance(f, ast.Attribute) and f.attr in KERNEL_GETTERS:
+                    return True
+                if isinstance(f, ast.Attribute) and f.attr == "compile":
+                    f = f.value   # a TileLang jit function's `.compile(**sizes)`
+                if isinstance(f, ast.Name) and f.id in self.factories:
                     return True
         return False
 
@@ -223,6 +269,8 @@ class Launches:
             return True
         if isinstance(f, ast.Subscript):  # numba / cupyx.jit: kernel[blocks, threads](...)
             return self._named(f.value)
+        if isinstance(f, ast.Call):  # built and called at once: `tilelang_factory(m, n)(x, out)`
+            return self._builds(f)
         return self._named(f)
 
     def contains(self, node: ast.AST) -> bool:
@@ -237,5 +285,5 @@ class Launches:
             and f.attr in self.funcs
 
 
-__all__ = ["CUPY_KERNEL_CLASSES", "DECORATORS", "Launches", "OwnKernel", "call_arg", "device_code", "own_kernels",
-           "runtime_sources"]
+__all__ = ["CUPY_KERNEL_CLASSES", "DECORATORS", "TILELANG_COMPILE", "Launches", "OwnKernel", "call_arg", "device_code",
+           "own_kernels", "runtime_sources"]

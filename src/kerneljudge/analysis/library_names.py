@@ -8,7 +8,9 @@ cuSPARSE bindings), and methods of CuPy arrays use an allowlist. nvmath-python's
 cuFFT, cuSPARSE and friends; `nvmath.device` is header-style device code compiled into the solution's own
 numba kernels and does not count. CUTLASS's prebuilt Python ops (`cutlass.op`) and `cupy.fuse` (CuPy writes
 the kernel from array code, as torch.compile does) count. numba, cuda.core, Helion and the CuTe DSL expose no
-library compute of their own: their calls compile or launch the solution's kernels.
+library compute of their own: their calls compile or launch the solution's kernels. Neither does TileLang itself;
+the TVM it bundles does: its operator library (`tvm.topi`), its graph compiler (`tvm.relax`) and its bindings of
+vendor libraries (`tvm.contrib.cublas`, `cudnn`, `thrust`, ...) write or call the kernels for the solution.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ LIBRARY_NAMESPACES = (
     "nvmath.linalg.", "nvmath.fft.", "nvmath.sparse.", "nvmath.distributed.", "nvmath.bindings.",
     "cutlass.op.",
 )
+# TVM (TileLang bundles it; `import tvm` or `from tilelang import tvm`): its operator library, its graph compiler
+# and its bindings of vendor libraries write or call the kernels; reported wherever they appear, as plans are
+TVM_LIBRARIES = tuple(f"{root}.{name}." for root in ("tvm", "tilelang.tvm") for name in (
+    "topi", "relax", "contrib.cublas", "contrib.cublaslt", "contrib.cudnn", "contrib.thrust", "contrib.cutlass",
+    "contrib.cblas", "contrib.mkl", "contrib.dnnl", "contrib.hipblas"))
 # inside LIBRARY_NAMESPACES, what only initialises or compiles
 LIBRARY_QUIET = ("nvmath.bindings.curand.", "nvmath.bindings.nvrtc.", "nvmath.bindings.nvjitlink.")
 # cupyx.<name>(...) outside those namespaces that do not compute (pinned host allocation, error states)
@@ -54,9 +61,9 @@ CUPYX_ALLOWED = frozenset({"empty_pinned", "empty_like_pinned", "zeros_pinned", 
                            "get_runtime_info", "allow_synchronize", "errstate", "seterr", "geterr"})
 # code generators (the library writes the kernel from array code, as torch.compile does) and prebuilt ops;
 # reported wherever they appear, since a plan built in __init__ runs in forward
-LIBRARY_CODEGEN = ("cupy.fuse", "cutlass.op.")
+LIBRARY_CODEGEN = ("cupy.fuse", "cutlass.op.", *TVM_LIBRARIES)
 LIBRARY_LABELS = (("cupy", "CuPy"), ("cupyx", "CuPy"), ("cupy_backends", "CuPy"), ("nvmath", "nvmath-python"),
-                  ("cutlass", "CUTLASS"))
+                  ("cutlass", "CUTLASS"), ("tvm", "TVM"), ("tilelang", "TVM"))
 
 # methods of CuPy arrays that do not compute (mirrors torch_names.ALLOWED_METHODS)
 ARRAY_ALLOWED_METHODS = frozenset({

@@ -67,7 +67,8 @@ SENSITIVE_ENV = re.compile(r"KERNELJUDGE|JUDGE|SEED|REFERENCE|EXPECTED|ANSWER", 
 TF32_ENV = frozenset({"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"})
 # modules a solution may look up in sys.modules: the standard library, torch and the kernel libraries
 SAFE_MODULE_ROOTS = frozenset(sys.stdlib_module_names) - {"__main__"} | {
-    "torch", "triton", "numpy", "cupy", "cupyx", "cupy_backends", "numba", "cuda", "helion", "cutlass", "nvmath"}
+    "torch", "triton", "numpy", "cupy", "cupyx", "cupy_backends", "numba", "cuda", "helion", "cutlass", "nvmath",
+    "tilelang", "tvm", "tvm_ffi"}
 # GPU binaries loaded without source (a cubin can be lifted from a vendor library): `dynamic_code`, as exec is.
 # Compiling readable CUDA C++ at runtime (cupy.RawKernel/RawModule(code=...), cuda.core Program) is normal.
 BINARY_LOADERS = frozenset({"from_cubin", "from_ptx", "from_ltoir", "from_fatbin", "from_object", "from_library"})

@@ -4,10 +4,11 @@ records on torch's current stream, so work left on another stream makes the time
 A side stream is one the solution makes: torch.cuda.Stream, cupy.cuda.Stream (blocking or not), numba's
 cuda.stream() and per_thread_default_stream(), cuda.core's Device().create_stream(); or a wrapper of a raw
 handle (torch.cuda.ExternalStream, cupy.cuda.ExternalStream, numba's cuda.external_stream, cuda.core's
-Stream.from_handle, create_stream(obj)) unless the handle comes from torch.cuda.current_stream() -- then it
-*is* the caller's stream. A function that uses one (creates it, enters it, `.use()`s it, launches on it,
-reads a stored one) must also join back in the same function: synchronize/sync, wait_stream, wait_event,
-an event wait, or the libraries' runtime calls of the same meaning.
+Stream.from_handle, create_stream(obj), tvm_ffi.use_raw_stream(device, handle), which TileLang's kernels launch
+on) unless the handle comes from torch.cuda.current_stream() -- then it *is* the caller's stream. A function
+that uses one (creates it, enters it, `.use()`s it, launches on it, reads a stored one) must also join back in
+the same function: synchronize/sync, wait_stream, wait_event, an event wait, or the libraries' runtime calls of
+the same meaning.
 """
 
 from __future__ import annotations
@@ -27,8 +28,13 @@ STREAM_CTORS = frozenset({
 STREAM_WRAPPERS = frozenset({
     "torch.cuda.ExternalStream", "torch.cuda.streams.ExternalStream", "cupy.cuda.ExternalStream",
     "cupy.cuda.stream.ExternalStream", "numba.cuda.external_stream", "cuda.core.Stream.from_handle",
-    "cuda.core.experimental.Stream.from_handle",
+    "cuda.core.experimental.Stream.from_handle", "tvm_ffi.use_raw_stream", "tvm_ffi.stream.use_raw_stream",
+    "tvm_ffi.StreamContext", "tvm_ffi.stream.StreamContext",
 })
+# where a wrapper takes the handle, when not first: tvm_ffi's (device, stream)
+HANDLE_SLOT = {"tvm_ffi.use_raw_stream": 1, "tvm_ffi.stream.use_raw_stream": 1, "tvm_ffi.StreamContext": 1,
+               "tvm_ffi.stream.StreamContext": 1}
+HANDLE_KEYWORDS = frozenset({"stream", "handle", "obj"})
 WRAPPER_METHODS = frozenset({"create_stream"})  # cuda.core: Device().create_stream(obj=None, options=None)
 STREAM_USES = frozenset({"torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.StreamContext",
                          "torch.cuda.streams.StreamContext", "torch.cuda.use_stream"})
@@ -87,7 +93,9 @@ class StreamRules:
                                            and not q.startswith("torch."))
         if not wrapper:
             return False
-        handle = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg != "options"), None)
+        slot = HANDLE_SLOT.get(q, 0)
+        handle = call.args[slot] if len(call.args) > slot else next(
+            (k.value for k in call.keywords if k.arg in HANDLE_KEYWORDS or (slot == 0 and k.arg != "options")), None)
         return handle is None or not self.from_current(handle)
 
     def _makes_stream(self, expr: ast.AST) -> bool:

@@ -13,7 +13,7 @@ VERDICTS = ("correct", "wrong_output", "build_error", "runtime_error", "timeout"
 PROBLEM_OUTCOMES = ("degenerate_reference", "reference_failed")
 PRECISIONS = ("fp32", "fp16", "bf16")
 # The forms a solution's own kernels take (docs/architecture.md, "Adding a backend").
-BACKENDS = ("cuda", "triton", "cpp", "cupy", "cuda_core", "numba", "helion", "cute")
+BACKENDS = ("cuda", "triton", "cpp", "cupy", "cuda_core", "numba", "helion", "cute", "tilelang")
 CPU_BACKENDS = ("triton", "cpp")   # those the judge runs without a GPU (Triton through its interpreter)
 POLICIES = ("strict", "lenient")
 DEVICES = ("cpu", "cuda")

@@ -60,6 +60,17 @@ KINDS: tuple[ErrorKind, ...] = (
     _kind("CuTe DSL error", "cute", r"\bDSL\w*Error\b|cutlass\.base_dsl|cutlass\.cute\S*Error",
           "the CuTe DSL could not trace or compile the @cute.jit / @cute.kernel functions: the message names the "
           "expression; values inside kernels must be CuTe types (cutlass.Int32, cutlass.Float32, tensors)"),
+    _kind("TileLang kernel argument error", "tilelang",
+          r"kernel \w+ input \w+ .*(?:mismatch|violates)|mismatch for parameter \w+|Kernel expected \d+ inputs, "
+          r"but \d+|Expected \d+ inputs, got \d+",
+          "a compiled TileLang kernel was called with tensors that do not match its T.Tensor parameters: same "
+          "count and order, the shapes and dtype it was compiled for, contiguous, on the GPU (compile one kernel "
+          "per shape and dtype)"),
+    _kind("TileLang compile error", "tilelang",
+          r"\btvm\.error\.\w+|\bTVMError\b|Failed to build prim_func|tvm_kernels\.cu\(\d+\): error",
+          "TileLang could not build or lower the @T.prim_func (or nvcc its generated CUDA): the message names the "
+          "buffer, layout or expression; inside T.Kernel use T.* operations on buffer elements, fragments whose "
+          "shapes match their reductions, and guard indices with if / T.if_then_else"),
     _kind("Triton compile error", "triton", r"CompilationError|triton\.compiler\.errors",
           "Triton could not compile a @triton.jit function; the message points at the line and column"),
     _kind("Triton out of resources", "triton", r"OutOfResources",

@@ -15,7 +15,7 @@ How the code is chosen:
    an assignment at module level; a regular-expression test when the block does not parse). A block
    tagged with another language (cuda, cpp, ...) is a candidate only when it parses as Python: a CUDA
    block alone is not a solution; a block tagged with a Python-embedded kernel language (triton, cupy, numba,
-   helion, cuda_core, cutedsl: reply_sections.PYTHON_DSL_TAGS) counts as tagged python. Candidates are
+   helion, cuda_core, cutedsl, tilelang: reply_sections.PYTHON_DSL_TAGS) counts as tagged python. Candidates are
    ranked by: parses > has a forward method > uses no names it does not define > fence closed > matches the
    requested backend (analysis.detect_backend) > tagged python > later in the reply. A candidate that uses
    names defined by earlier Python blocks is joined with those blocks.

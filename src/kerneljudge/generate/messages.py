@@ -17,7 +17,8 @@ from kerneljudge.generate.scrub import problem_source_for_prompt
 from kerneljudge.generate.templates import SHOT_EXAMPLES, check_backend, fenced, render, shot_examples, template
 
 BACKEND_NAMES = {"cuda": "CUDA", "triton": "Triton", "cpp": "C++ (CPU)", "cupy": "CuPy", "cuda_core": "cuda.core",
-                 "numba": "Numba CUDA", "helion": "Helion", "cute": "CuTe DSL"}   # as the intro names them
+                 "numba": "Numba CUDA", "helion": "Helion", "cute": "CuTe DSL",
+                 "tilelang": "TileLang"}   # as the intro names them
 PRECISION_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 

@@ -1,7 +1,7 @@
 """Cutting a model's reply into its parts: the reasoning sections (<think>, <thinking>, <reasoning>) set apart
 from the rest, and the fenced code blocks (``` or ~~~, any length, indented or never closed) taken out of the
 text around them, each with its language tag. PYTHON_TAGS are the tags a Python block may carry, the names of
-Python-embedded kernel languages (Triton, CuPy, Numba, Helion, cuda.core, the CuTe DSL) included.
+Python-embedded kernel languages (Triton, CuPy, Numba, Helion, cuda.core, the CuTe DSL, TileLang) included.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 # Tags naming a Python-embedded kernel language: a block tagged with one is Python (a model tags its solution
 # ```numba or ```helion now and then). "cute" alone is left out: it also names CuTe's C++.
 PYTHON_DSL_TAGS = frozenset({"triton", "cupy", "numba", "helion", "cuda_core", "cuda-core", "cuda.core", "cutedsl",
-                             "cute_dsl", "cute-dsl"})
+                             "cute_dsl", "cute-dsl", "tilelang", "tile-lang", "tile_lang"})
 PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "python2", "pycon"}) | PYTHON_DSL_TAGS
 
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)

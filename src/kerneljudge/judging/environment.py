@@ -63,7 +63,8 @@ def build_root(cache_dir: str) -> str:
 # replaces every one of them: sandbox/spec.SCRATCH_CACHE_ENV); none may default to the user's home.
 TRUSTED_CACHE_ENV = {"TORCH_EXTENSIONS_DIR": "torch_extensions", "TRITON_CACHE_DIR": "triton",
                      "CUPY_CACHE_DIR": "cupy", "NUMBA_CACHE_DIR": "numba", "HELION_CACHE_DIR": "helion",
-                     "TORCHINDUCTOR_CACHE_DIR": "inductor", "CUTE_DSL_CACHE_DIR": "cute_dsl"}
+                     "TORCHINDUCTOR_CACHE_DIR": "inductor", "CUTE_DSL_CACHE_DIR": "cute_dsl",
+                     "TILELANG_CACHE_DIR": "tilelang", "TVM_FFI_CACHE_DIR": "tvm_ffi"}
 
 # Helion never autotunes inside a judgement (docs/backends.md, "The Helion rule"): a kernel without a
 # config runs Helion's default config ("none" effort), a kernel that asks to search anyway (force_autotune,

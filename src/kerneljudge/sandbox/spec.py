@@ -172,10 +172,12 @@ def exposed(spec: BoxSpec, paths: Iterable[str]) -> list[str]:
 # The folders under a scratch folder that boxed_env points tools at. Besides Triton, torch's extensions and
 # the driver's PTX cache: the JIT caches of the other solution backends (docs/backends.md): CuPy's kernel
 # cache, Numba's, Helion's (its autotune records and the Triton cache it would set up for itself), torch
-# inductor's (Helion lowers through it), and the CuTe DSL's compiled-kernel cache and artefact dumps.
+# inductor's (Helion lowers through it), the CuTe DSL's compiled-kernel cache and artefact dumps, TileLang's kernel
+# cache (its generated CUDA, cubins and host libraries) and TVM-FFI's (where it would build its torch DLPack addon).
 # cuda.core needs none: NVRTC keeps nothing on disk, and its opt-in program cache lives under XDG_CACHE_HOME.
 SCRATCH_FOLDERS = ("tmp", "cache", "cache/triton", "cache/torch_extensions", "cache/nv", "cache/cupy", "cache/numba",
-                   "cache/helion", "cache/inductor", "cache/cute_dsl", "cache/cute_dsl_dump")
+                   "cache/helion", "cache/inductor", "cache/cute_dsl", "cache/cute_dsl_dump", "cache/tilelang",
+                   "cache/tvm_ffi")
 
 # variable -> folder under the scratch folder (boxed_env); every one differs per solution, so a warm
 # template is never keyed by them (judging/warm_start.py)
@@ -183,7 +185,8 @@ SCRATCH_CACHE_ENV = {"XDG_CACHE_HOME": "cache", "TRITON_CACHE_DIR": "cache/trito
                      "TORCH_EXTENSIONS_DIR": "cache/torch_extensions", "CUDA_CACHE_PATH": "cache/nv",
                      "CUPY_CACHE_DIR": "cache/cupy", "NUMBA_CACHE_DIR": "cache/numba",
                      "HELION_CACHE_DIR": "cache/helion", "TORCHINDUCTOR_CACHE_DIR": "cache/inductor",
-                     "CUTE_DSL_CACHE_DIR": "cache/cute_dsl", "CUTE_DSL_DUMP_DIR": "cache/cute_dsl_dump"}
+                     "CUTE_DSL_CACHE_DIR": "cache/cute_dsl", "CUTE_DSL_DUMP_DIR": "cache/cute_dsl_dump",
+                     "TILELANG_CACHE_DIR": "cache/tilelang", "TVM_FFI_CACHE_DIR": "cache/tvm_ffi"}
 SCRATCH_ENV = ("TMPDIR", "TMP", "TEMP", "HOME", *SCRATCH_CACHE_ENV)
 
 
@@ -219,7 +222,7 @@ def boxed_env(env: dict[str, str], scratch: str) -> dict[str, str]:
     """`env` with every place a tool writes by default moved inside `scratch` (see prepare_scratch).
 
     HOME points at the scratch folder too: tools that write under ~ (~/.triton, ~/.nv, ~/.cache,
-    ~/.config, ~/.cupy) then stay inside the box, and a solution that looks for the judge's files under ~
+    ~/.config, ~/.cupy, ~/.tilelang) then stay inside the box, and a solution that looks for the judge's files under ~
     finds its own folder. Every JIT cache a solution backend keeps is named explicitly as well
     (SCRATCH_CACHE_ENV), so none depends on HOME or TMPDIR being honoured. Bytecode is not written
     (PYTHONDONTWRITEBYTECODE) rather than redirected: a PYTHONPYCACHEPREFIX would make Python ignore the
