@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# One device call (~9 minutes): the five solution backends of issue 26 (cupy, cuda_core, numba, helion, cute) on
-# the H200. Installs the carried wheels (helion, the CuTe DSL: lab/install_carried.sh), runs the new backends'
-# fixtures against their labels under the strict and the lenient policy (a fixture whose library does not import
-# is listed as skipped), then judges the new backends' bundled examples under both policies. Lands in
-# OUT/backends/.
+# One device call (~9 minutes): the solution backends of issues 26 and 34 (cupy, cuda_core, numba, helion, cute,
+# tilelang) on an H100/H200. Installs the carried wheels (helion, the CuTe DSL, TileLang: lab/install_carried.sh),
+# runs the new backends' fixtures against their labels under the strict and the lenient policy (a fixture whose
+# library does not import is listed as skipped), then judges the new backends' bundled examples under both
+# policies. Lands in OUT/backends/. BACKENDS="tilelang" (say) limits the fixtures and examples to those backends.
 #
 #     bash lab/h200_backends_session.sh "$OUT"          # run from the repository root
 #
-# carry/ must hold what lab/carry_wheels.sh made; its CuTe DSL parts may arrive over two calls (the first
-# call's part stays in the device's copy of the tree while the machine is warm). Without them the helion and
-# cute rows say "skipped (needs ...)" and the rest still runs.
+# carry/ must hold what lab/carry_wheels.sh made; its CuTe DSL and TileLang parts may arrive over two calls (the
+# first call's part stays in the device's copy of the tree while the machine is warm). Without them the helion,
+# cute and tilelang rows say "skipped (needs ...)" and the rest still runs.
 set -u
 OUT=${1:?usage: h200_backends_session.sh OUT_DIR}
 . lab/device_steps.sh
 session_start "$OUT/backends"
-MATCH=(--match 'gpu_cupy_*' --match 'gpu_cuda_core_*' --match 'gpu_numba_*' --match 'gpu_helion_*' --match 'gpu_cute_*')
+BACKENDS=${BACKENDS:-cupy cuda_core numba helion cute tilelang}
+MATCH=()
+for backend in $BACKENDS; do MATCH+=(--match "gpu_${backend}_*"); done
 CACHE=/tmp/kj-backends-cache
 
 step carried 240 bash lab/install_carried.sh
@@ -26,7 +28,7 @@ step fixtures_lenient 200 python3 scripts/gpu_report.py fixtures "${MATCH[@]}" -
 EX=src/kerneljudge/data/examples
 STAGED="$W/example-solutions"
 mkdir -p "$STAGED"
-for backend in cupy cuda_core numba helion cute; do
+for backend in $BACKENDS; do
   cp "$EX"/solutions/*__"$backend".py "$STAGED"/ 2>/dev/null
 done
 ls "$STAGED" >"$W/example-solutions.txt"
@@ -36,7 +38,7 @@ for policy in strict lenient; do
 done
 
 {
-  echo "# issue 26 backends on $(head -1 "$W/machine.txt")"
+  echo "# issue 26/34 backends ($BACKENDS) on $(head -1 "$W/machine.txt")"
   echo
   echo '```'
   cat "$W/steps.txt"
