@@ -150,3 +150,55 @@ def test_park_without_waiting_skips_a_process_busy_with_another_request(monkeypa
     worker.join(5)
     service.park(wait=False)
     assert sent == ["park"]
+
+
+def test_timing_drops_the_expected_outputs_kept_for_the_trials(tmp_path, monkeypatch):
+    # upstream's 6 GiB elementwise problems: three kept outputs beside two timed calls ran the reference out of
+    # memory on an 80 GB card with one judgement on it; one asked for after timing is computed again
+    from kerneljudge.worker import reference as worker_reference
+
+    path = tmp_path / "p.py"
+    path.write_text(PROBLEM)
+    sent = []
+    monkeypatch.setattr(worker_reference.channel, "send", lambda fd, msg, tensors=(): sent.append(msg))
+    monkeypatch.setattr(worker_reference, "_models", OrderedDict())
+    request = {"problem_path": str(path), "preset": {}, "init_seed": 7, "device": "cpu", "precision": "fp32",
+               "seeds": [11, 12, 13]}
+    kept = worker_reference.Expected(request)
+    first = kept.output(0)[1][0].clone()
+    kept.output(1)
+    monkeypatch.setitem(worker_reference._expected, "tok", kept)
+    worker_reference.handle_time_round({**request, "calls": 1}, 0)
+    assert sent[-1]["status"] == "ok" and not kept.kept
+    assert torch.equal(kept.output(0)[1][0], first)   # the same seed's output, computed again
+    worker_reference.handle_device_time({**request, "seed": 5, "budget_s": 0.05}, 0)
+    assert not kept.kept and not worker_reference.reference_timing._kept
+
+
+def test_the_solution_process_keeps_nothing_of_the_ownership_checks_once_timing_starts(tmp_path, monkeypatch):
+    from kerneljudge.worker import solution as worker_solution, timing
+
+    path = tmp_path / "p.py"
+    path.write_text(PROBLEM)
+    state = worker_solution.State()
+    state.problem = loading.load_module(str(path))
+    state.model = state.problem.Model(64)
+    state.timer = timing.Timer("cpu")
+    monkeypatch.setattr(worker_solution, "S", state)
+    sent = []
+    monkeypatch.setattr(worker_solution.channel, "send", lambda fd, msg, tensors=(): sent.append(msg))
+    out = str(tmp_path / "out.bin")
+    worker_solution.handle_call({"cmd": "call", "seed": 1, "hold": True, "out_path": out, "transport": "file"}, 0)
+    worker_solution.handle_call({"cmd": "call", "seed": 2, "keep_inputs": True, "out_path": out,
+                                 "transport": "file"}, 0)
+    assert state.held_output is not None and state.kept_inputs is not None
+    worker_solution.handle_call({"cmd": "call", "seed": 3, "rewrite": True, "out_path": out, "transport": "file"}, 0)
+    assert [m["status"] for m in sent] == ["ok"] * 3
+    # nothing of either check is held after trial 3
+    assert state.held_output is None and state.kept_inputs is None
+    state.held_output, state.kept_inputs = object(), object()
+    worker_solution.handle_timed({"cmd": "timed", "seed": 4}, 0)
+    assert sent[-1]["status"] == "ok" and state.held_output is None and state.kept_inputs is None
+    assert state.previous_inputs is not None
+    worker_solution.handle_device_time({"cmd": "device_time", "seed": 5, "budget_s": 0.05}, 0)
+    assert state.previous_inputs is None

@@ -285,6 +285,16 @@ def handle_forget(msg: dict[str, Any], fd: int) -> None:
     channel.send(fd, {"status": "ok"})
 
 
+def _drop_kept_outputs() -> None:
+    """Timing and the device clock run with the device to themselves, after the trials: the expected outputs kept
+    for the trials are not needed beside them (one asked for later is computed again). Kept, three 6 GiB outputs of
+    upstream's elementwise problems sat beside two timed calls' inputs and outputs, and the reference ran out of
+    memory on an 80 GB card with a single judgement on it. Their memory stays in this process's allocator cache, for
+    the timed calls to reuse: handed back to the driver, the next timed call would pay for allocating it."""
+    for expected in _expected.values():
+        expected.kept.clear()
+
+
 def handle_time_round(msg: dict[str, Any], fd: int) -> None:
     """One round of reference timing, interleaved by the orchestrator with rounds of the solution's calls.
 
@@ -294,6 +304,7 @@ def handle_time_round(msg: dict[str, Any], fd: int) -> None:
     the window (inputs, flush, sync): the orchestrator's yardstick for the solution's unreported time.
     """
     device, precision = msg["device"], msg["precision"]
+    _drop_kept_outputs()
     try:
         problem, model = _model_for(msg)
         timer = reference_timing.timer_for(device)
@@ -312,6 +323,8 @@ def handle_time_round(msg: dict[str, Any], fd: int) -> None:
 def handle_device_time(msg: dict[str, Any], fd: int) -> None:
     """The reference's device time (CUDA graph replays, else the profiler): see worker/device_clock.py."""
     device, precision = msg["device"], msg["precision"]
+    reference_timing.release()   # the last timed call's inputs and output: kept for the timed rounds only
+    _drop_kept_outputs()
     try:
         problem, model = _model_for(msg)
         make = lambda seed: loading.make_inputs(problem, seed, device, precision)  # noqa: E731

@@ -165,9 +165,14 @@ def handle_call(msg: dict[str, Any], fd: int) -> None:
     the old values, e.g. a stale CUDA graph keyed on the tensor objects, is caught)."""
     S.last_output = None
     ipc.release()
+    if msg.get("rewrite"):
+        S.held_output = None   # the held output's check ran after the previous call: its memory goes
     try:
         fresh = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
         inputs = _rewrite_kept_inputs(fresh) if msg.get("rewrite") else fresh
+        if msg.get("rewrite"):
+            S.kept_inputs = None   # rewritten once; this call's inputs keep them alive until it returns
+            del fresh
         pristine = loading.snapshot_inputs(inputs)
         out = worker.call_model(S.model, inputs, S.device)
         mutated = not loading.inputs_unchanged(inputs, pristine)
@@ -197,6 +202,7 @@ def _rewrite_kept_inputs(fresh: list[Any]) -> list[Any]:
 def handle_timed(msg: dict[str, Any], fd: int) -> None:
     """One timed call. Fresh values each time, at shifting addresses (a random pad, previous inputs alive)."""
     ipc.release()
+    _drop_ownership_state()
     try:
         pad = torch.empty(secrets.randbelow(1 << 22) + 4096, dtype=torch.uint8, device=S.device)
         inputs = loading.make_inputs(S.problem, msg["seed"], S.device, S.precision)
@@ -211,6 +217,14 @@ def handle_timed(msg: dict[str, Any], fd: int) -> None:
         channel.send(fd, {"status": "error", "kind": "bad_output", "message": str(exc)})
     except Exception as exc:
         _error(fd, "runtime_error", exc)
+
+
+def _drop_ownership_state() -> None:
+    """The ownership checks are over once timing or the device clock starts: what they kept (an output, input
+    tensors) would otherwise sit on the device beside every timed call (on upstream's 6 GiB elementwise problems,
+    12 GiB of a solution's process that the judge, not the solution, held)."""
+    S.held_output = None
+    S.kept_inputs = None
 
 
 def handle_ship(msg: dict[str, Any], fd: int) -> None:
@@ -236,6 +250,9 @@ def handle_profile(msg: dict[str, Any], fd: int) -> None:
 
     seeds = [int(x) for x in msg["seeds"]]
     make = lambda seed: loading.make_inputs(S.problem, seed, S.device, S.precision)  # noqa: E731
+    S.last_output = S.previous_inputs = None   # the timed calls' (timing is over): not beside the profiled ones
+    _drop_ownership_state()
+    ipc.release()
     try:
         worker.call_model(S.model, make(msg["warm_seed"]), S.device)
     except Exception as exc:
@@ -272,6 +289,8 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
     """The solution's device time (CUDA graph replays, else the profiler: worker/device_clock.py). A graph's
     output becomes the last output, so the judge can ship it and check the replays computed the right thing."""
     S.last_output = None
+    S.previous_inputs = None   # kept only so that timed calls see shifting addresses; timing is over
+    _drop_ownership_state()
     ipc.release()
     make = lambda seed: loading.make_inputs(S.problem, seed, S.device, S.precision)  # noqa: E731
     try:
