@@ -61,3 +61,14 @@ def test_children_tear_cupti_down_after_profiling(tmp_path):
     # for the device clock and is timed again for the next solution): both sides must be alike
     for device in ("cpu", "cuda"):
         assert environment.child_env(device, 1, str(tmp_path))["TEARDOWN_CUPTI"] == "1"
+
+
+def test_every_child_allocates_host_memory_alike_whatever_it_freed_before(tmp_path, monkeypatch):
+    # glibc's dynamic mmap threshold made a process's speed depend on what it had freed (issue 33): fixed in both
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    for device in ("cpu", "cuda"):
+        env = environment.child_env(device, 1, str(tmp_path))
+        assert int(env["MALLOC_MMAP_THRESHOLD_"]) == 32 << 20 and int(env["MALLOC_TRIM_THRESHOLD_"]) == 64 << 20
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")   # the user's own choice reaches every child unchanged
+    assert environment.child_env("cpu", 1, str(tmp_path))["MALLOC_MMAP_THRESHOLD_"] == "131072"

@@ -74,6 +74,9 @@ HELION_NO_AUTOTUNE = {"HELION_AUTOTUNE_EFFORT": "none", "HELION_DISALLOW_AUTOTUN
                       "HELION_FORCE_AUTOTUNE": "0", "HELION_AUTOTUNE_PROGRESS_BAR": "0"}
 
 
+MALLOC_MMAP_THRESHOLD = 32 << 20
+
+
 def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every child starts with: this one's less the judge's own settings and secrets, the
     package importable, the JIT caches in the trusted cache folder, Helion's autotuner off."""
@@ -91,6 +94,15 @@ def child_env(device: str, threads: int, cache_dir: str, extra: dict[str, str] |
     # H100 once its process had profiled): the long-lived reference process profiles for the device clock, so
     # without this its later end-to-end rounds ran slower than a fresh solution process's (issue 33)
     env["TEARDOWN_CUPTI"] = "1"
+    # glibc raises its mmap and trim thresholds each time a process frees a large mmapped block, so how fast a
+    # tensor of a few MB is allocated depends on what the process freed before: a long-lived reference process
+    # (many problems served) allocated from its heap while a fresh solution process still mapped fresh zeroed
+    # pages (one process ran a depthwise convolution 15-30% faster after freeing a single 30 MB block: 2-core VM,
+    # 2026-12-07): the same code's speed depended on each process's history, not on the code alone.
+    # Fixed thresholds (glibc's own dynamic ceiling: 32 MiB, trim at twice that) make every child allocate alike
+    # from its first call; a value the user set is kept, and reaches both processes alike
+    env.setdefault("MALLOC_MMAP_THRESHOLD_", str(MALLOC_MMAP_THRESHOLD))
+    env.setdefault("MALLOC_TRIM_THRESHOLD_", str(2 * MALLOC_MMAP_THRESHOLD))
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"   # must be set before triton is first imported
         env["CUDA_VISIBLE_DEVICES"] = ""
