@@ -98,16 +98,23 @@ case "$MODE" in
     QDIR=/tmp/kj-queue
     mkdir -p "$QDIR"
     ITEMS=${QUEUE_ITEMS:-checks sweep sweep24 honest_strict alone honest_lenient}
-    if ! { [ -f "$QDIR/pid" ] && kill -0 "$(cat "$QDIR/pid")" 2>/dev/null; } && ! grep -q "^queue: over" "$QDIR/status.txt" 2>/dev/null; then
+    # running: the queue's heartbeat (lab/gpu_queue.sh) is fresh. Not `kill -0` on a saved pid: a later call may
+    # not see the first call's processes, and on 2026-12-07 a second call took a running queue for dead, replaced
+    # the tree under its sweep (every reference process started after that failed) and ran a second sweep beside it
+    running() { [ -f "$QDIR/heartbeat" ] && [ $(($(date +%s) - $(cat "$QDIR/heartbeat" 2>/dev/null || echo 0))) -lt 30 ]; }
+    if ! running && ! grep -q "^queue: over" "$QDIR/status.txt" 2>/dev/null; then
       # the queue runs from a copy of the tree: each call copies the working tree here afresh, and a file replaced
       # under a running judge fails its judgement (upstream's level 3 AlexNet, "No such file", on 2026-12-07)
       rm -rf /tmp/kj-tree && mkdir -p /tmp/kj-tree && tar --exclude=.git --exclude=.venv --exclude=.kj-cache -cf - . | tar -xf - -C /tmp/kj-tree
       # PYTHONPATH comes before the editable install: the judge and its children import the copy
+      date +%s >"$QDIR/heartbeat"   # fresh until the queue's own beat takes over
       (cd /tmp/kj-tree && PYTHONPATH=/tmp/kj-tree/src setsid bash lab/gpu_queue.sh "$QDIR" $ITEMS \
         >"$QDIR/queue.log" 2>&1 < /dev/null & echo $! >"$QDIR/pid")
       echo "queue started: $ITEMS"
+    else
+      echo "queue running (heartbeat $(cat "$QDIR/heartbeat" 2>/dev/null)) or over: watching"
     fi
-    while [ $((SECONDS)) -lt "${QUEUE_UNTIL:-560}" ] && kill -0 "$(cat "$QDIR/pid")" 2>/dev/null; do sleep 5; done
+    while [ $((SECONDS)) -lt "${QUEUE_UNTIL:-560}" ] && running; do sleep 5; done
     tar czf "$W/queue.tgz" -C "$QDIR" --exclude=solutions . 2>/dev/null
     cat "$QDIR/status.txt"; tail -3 "$QDIR/queue.log"; tail -4 "$QDIR/checks/checks.log" 2>/dev/null
     for d in "$QDIR"/*/; do
