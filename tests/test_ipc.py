@@ -74,3 +74,33 @@ def test_round_trip_between_processes():
             ipc.receive(forged, max_bytes=1 << 30)
     finally:
         proc.communicate("done\n", timeout=60)
+
+
+def test_a_held_output_shipped_again_as_a_file_is_the_held_one(tmp_path):
+    # the driver would not open trial 1's held output: shipped again as a file, it must still be the held output,
+    # not the last call's (which would fail the aliasing check of an honest solution)
+    from kerneljudge import JudgeOptions
+    from kerneljudge.core.problem import read_problem
+    from kerneljudge.judging import context
+    from pathlib import Path
+
+    class Reference:
+        environment: dict = {}
+        answers = [{"ok": False, "ipc_unavailable": True, "reason": "no"}, {"ok": True, "detail": {}}]
+
+        def check(self, *args):
+            return self.answers.pop(0)
+
+    problem = read_problem(Path(context.__file__).resolve().parents[1] / "data/problems/level1/21_relu.py")
+    ctx = context.Context(problem, JudgeOptions(device="cuda"), "cuda", Reference(), False, {})
+    ctx.exchange, ctx.transport = str(tmp_path), "ipc"
+    sent = []
+
+    def request(header):
+        sent.append(header)
+        return {"structure": {"tensor": 0}, "metas": [{"dtype": "float32", "shape": [4], "nbytes": 16}],
+                "transport": header["transport"]}
+
+    ctx.request = request
+    assert ctx.compare(0, ctx.request_output({"cmd": "ship", "held": True}))["ok"]
+    assert [(h["cmd"], h.get("held"), h["transport"]) for h in sent] == [("ship", True, "ipc"), ("ship", True, "file")]

@@ -186,6 +186,7 @@ class Context:
         path = os.path.join(self.exchange, f"out{self.outputs_written}.bin")
         reply = self.request({**header, "out_path": path, "transport": self.transport})
         reply["path"] = path
+        reply["held"] = bool(header.get("held"))   # shipped again as a file, the held output must be the one sent
         # IPC only when it was asked for: the child does not get to pick how the reference reads its output
         reply["transport"] = "ipc" if self.transport == "ipc" and reply.get("transport") == "ipc" else "file"
         return reply
@@ -208,7 +209,7 @@ class Context:
             # the driver would not open the handle: this output, and the rest, come as files
             self.transport = "file"
             self.info["ipc_unavailable"] = str(result.get("reason", ""))[:300]
-            return self.compare(index, self.request_output({"cmd": "ship"}))
+            return self.compare(index, self.request_output({"cmd": "ship", "held": reply.get("held", False)}))
         if result.get("protocol_error"):
             raise Outcome("rejected", f"the solution's process broke the judge protocol: {result['reason']}",
                           ("protocol_violation",))
