@@ -22,7 +22,8 @@ CACHE=${CACHE:-/tmp/kj-cache}
 SOURCES=${HONEST_SOURCES:-upstream_triton leaderboard technoabsurdist cuda_l1}
 export PYTHONUNBUFFERED=1
 # the heartbeat lab/gpu_session.sh reads to tell a running queue (a fresh beat) from a dead one
-( while :; do date +%s >"$Q/heartbeat"; sleep 5; done ) &
+# (written beside and renamed: a reader never sees the file empty)
+( while :; do date +%s >"$Q/heartbeat.new" && mv -f "$Q/heartbeat.new" "$Q/heartbeat"; sleep 5; done ) &
 BEAT=$!
 trap 'kill "$BEAT" 2>/dev/null; rm -f "$Q/heartbeat"' EXIT
 python3 -c "import kerneljudge, sys; sys.stdout.write(f'queue: kerneljudge from {kerneljudge.__file__}\\n')"
