@@ -424,3 +424,31 @@ def test_failures_that_can_come_from_a_full_device_are_memory_failures():
         assert is_memory_failure(text), text
     for text in ("CUDA error: an illegal memory access was encountered", "shape mismatch", ""):
         assert not is_memory_failure(text), text
+
+
+def test_a_reference_out_of_memory_beside_a_solution_holding_no_more_is_the_judges_failure():
+    # upstream's 6 GiB elementwise problems on an H100, judged again alone: the reference ran out of memory in its
+    # timed rounds at 42.6 GiB beside an identity copy's 32.6 GiB, and the verdict blamed the solution
+    from types import SimpleNamespace
+
+    from kerneljudge.judging import evaluate, solution_run
+
+    gib = 1 << 30
+    listed = {11: 32 * gib, 22: 42 * gib}
+    memory = SimpleNamespace(held_by=lambda pids, fresh=False: sum(listed.get(p, 0) for p in pids))
+    slot = SimpleNamespace(turns=SimpleNamespace(memory=memory))
+    ctx = SimpleNamespace(device="cuda", child=SimpleNamespace(proc=SimpleNamespace(pid=11)),
+                          reference=SimpleNamespace(pid=22), info={"alone_again": True})
+    solution_run._note_memory_held(ctx, slot)   # read while the solution's process is still alive
+    assert ctx.info["held_at_reference_failure"] == {"solution_bytes": 32 * gib, "reference_bytes": 42 * gib}
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB."
+    outcome = evaluate._judge_side_memory_failure(ctx, oom)
+    assert outcome is not None and outcome.kind == "reference_failed" and "32.0 GiB" in outcome.reason
+    assert evaluate._fits_after_all(outcome.describe(), "cuda")   # judged again at a preset fitted to the card
+    assert evaluate._judge_side_memory_failure(ctx, "RuntimeError: shape mismatch") is None
+    ctx.info["alone_again"] = False   # beside other judgements: judged again alone first
+    assert evaluate._judge_side_memory_failure(ctx, oom) is None
+    ctx.info["alone_again"] = True
+    listed[11] = 60 * gib            # a solution that took more than its reference: its own doing
+    solution_run._note_memory_held(ctx, slot)
+    assert evaluate._judge_side_memory_failure(ctx, oom) is None

@@ -116,7 +116,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         if ctx.child is not None:
             ctx.child.kill()
     if "reference_error" in ctx.flags and verdict == "runtime_error":
-        failed = _reference_fails_alone(ctx, slot)
+        failed = _reference_fails_alone(ctx, slot) or _judge_side_memory_failure(ctx, excerpt)
         if failed:   # not the solution's doing: the reference fails with no solution process beside it
             verdict, reason, problem_outcome = "unjudgeable", failed.reason, failed.describe()
     if verdict != "correct" and problem_outcome is None and is_memory_failure(reason + excerpt) \
@@ -197,6 +197,29 @@ def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
             ctx.reference.forget(token)
             slot.reference.give_back(ctx.reference, slot.turns.memory)
     return None
+
+
+def _judge_side_memory_failure(ctx: Context, message: str) -> ProblemOutcome | None:
+    """The reference ran out of device memory in a judgement with the device to itself (tried again alone), beside a
+    solution process that held no more than the reference did (an identity copy holds what its reference holds): the
+    judge's own two processes do not fit the card at this size, which is no fault of the solution's, though the
+    reference runs alone (on upstream's 6 GiB elementwise problems on an H100, 2026-12-07). A problem-level outcome:
+    the problem is judged again at a preset fitted to the card."""
+    held = ctx.info.get("held_at_reference_failure")
+    if not (ctx.info.get("alone_again") and held and is_memory_failure(message)):
+        return None
+    solution, reference = held["solution_bytes"], held["reference_bytes"]
+    if solution > SOLUTION_SHARE_OF_REFERENCE * reference:
+        return None
+    return ProblemOutcome("reference_failed", "the problem's reference ran out of device memory with the device to "
+                          f"this judgement alone, beside a solution process holding {solution / 2**30:.1f} GiB "
+                          f"against its own {reference / 2**30:.1f} GiB: the judge's two processes do not fit this "
+                          "card at this size (out of memory)", dict(held))
+
+
+# a solution process holding up to this share of what its reference holds is holding what the judge made it hold
+# (the same inputs and outputs), plus a little of its own
+SOLUTION_SHARE_OF_REFERENCE = 1.25
 
 
 def _card_text(figures: dict[str, int]) -> str:

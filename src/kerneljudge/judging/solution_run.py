@@ -23,6 +23,7 @@ from kerneljudge.judging.build.request import BuildRefused
 from kerneljudge.judging.child import Child
 from kerneljudge.judging.context import Context, Outcome, ProblemOutcome
 from kerneljudge.judging.device.slots import Slot
+from kerneljudge.judging.reference import ReferenceError
 
 TIMED_CHECKS_GPU = 3
 TIMED_CHECKS_CPU = 2
@@ -74,6 +75,9 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
             slot.reference.entered(ctx.reference, problem.path)
             try:
                 _judge_on_device(ctx, result, slot, hold, lambda: _start_again(ctx, box, slot, load))
+            except ReferenceError:
+                _note_memory_held(ctx, slot)
+                raise
             finally:
                 ctx.reference.forget(ctx.token)
         finally:
@@ -99,6 +103,17 @@ def _memory_to_itself(ctx: Context, slot: Slot) -> None:
     again for the next."""
     if ctx.device == "cuda":
         slots.clear_device(slot, ctx.reference, close_others=bool(ctx.info.get("alone_again")))
+
+
+def _note_memory_held(ctx: Context, slot: Slot) -> None:
+    """The reference failed: what the judgement's two processes held on the device right then, read before the
+    solution's process is killed (judging/evaluate.py decides from it whether a memory failure was the judge's)."""
+    memory, child, reference_pid = slot.turns.memory, ctx.child, ctx.reference.pid
+    if ctx.device != "cuda" or memory is None or child is None or not reference_pid:
+        return
+    solution, reference = memory.held_by([child.proc.pid], fresh=True), memory.held_by([reference_pid], fresh=True)
+    if solution is not None and reference is not None:
+        ctx.info["held_at_reference_failure"] = {"solution_bytes": solution, "reference_bytes": reference}
 
 
 def _judgement_pids(ctx: Context) -> list[int]:
