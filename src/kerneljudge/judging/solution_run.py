@@ -111,7 +111,8 @@ def _note_memory_held(ctx: Context, slot: Slot) -> None:
     memory, child, reference_pid = slot.turns.memory, ctx.child, ctx.reference.pid
     if ctx.device != "cuda" or memory is None or child is None or not reference_pid:
         return
-    solution, reference = memory.held_by([child.proc.pid], fresh=True), memory.held_by([reference_pid], fresh=True)
+    solution = memory.held_by([child.proc.pid], fresh=True)
+    reference = memory.held_by([reference_pid])   # the same reading, just taken
     if solution is not None and reference is not None:
         ctx.info["held_at_reference_failure"] = {"solution_bytes": solution, "reference_bytes": reference}
 
