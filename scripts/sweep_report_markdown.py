@@ -89,7 +89,17 @@ def _memory_lines(s: dict[str, Any]) -> list[str]:
             f"at a preset fitted to the device's memory (`preset_fitted`): {m['preset_fitted']}",
             f"- Contracts: {c['tf32']} judged under tf32 (the default), {c['fp32_tightened']} under fp32 where tf32 "
             f"could not tell answers apart (`contract_tightened`), {c['degenerate_under_both']} degenerate under "
-            f"both; unjudgeable in all: {m['unjudgeable']}", ""]
+            f"both; unjudgeable in all: {m['unjudgeable']}", ""] + _first_attempt_lines(m.get("first_attempts") or [])
+
+
+def _first_attempt_lines(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    return (["Where the verdicts judged again alone first failed (`first_attempt`; the device as that attempt ended):",
+             ""]
+            + _table(["problem", "failed in", "error", "admitted", "card used GiB"],
+                     [[r["problem"], r["failed_in"], r["error"][:140], r["admitted"], r["used_gib"]] for r in rows])
+            + [""])
 
 
 def _speedup_lines(s: dict[str, Any]) -> list[str]:

@@ -104,12 +104,29 @@ def memory_and_contracts(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     judged = [v for v in verdicts if not is_unjudgeable(v)]
     tightened = sum(1 for v in judged if "contract_tightened" in (v.get("flags") or ()))
     return {"memory_failures": len(memory), "memory_failure_problems": memory,
-            "checked_alone_again": flags["checked_alone_again"], "preset_fitted": flags["preset_fitted"],
+            "checked_alone_again": flags["checked_alone_again"], "first_attempts": first_attempts(verdicts),
+            "preset_fitted": flags["preset_fitted"],
             "unjudgeable": len(verdicts) - len(judged),
             "contracts": {"tf32": len(judged) - tightened, "fp32_tightened": tightened,
                           "degenerate_under_both": sum(1 for v in verdicts if is_unjudgeable(v) and
                                                        (v.get("problem_outcome") or {}).get("kind")
                                                        == "degenerate_reference")}}
+
+
+def first_attempts(verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each verdict judged again alone: where its first attempt failed, its last error line, and how many
+    judgements the device had admitted and how full the card was as it ended (Verdict.first_attempt)."""
+    rows = []
+    for v in verdicts:
+        first = v.get("first_attempt")
+        if isinstance(first, dict):
+            device = first.get("device") if isinstance(first.get("device"), dict) else {}
+            used = _number(device.get("device_used_bytes"))
+            rows.append({"problem": label(v), "failed_in": str(first.get("failed_in") or "?"),
+                         "error": str(first.get("error") or first.get("reason") or ""),
+                         "admitted": device.get("admitted"),
+                         "used_gib": None if used is None else round(used / 2**30, 1)})
+    return sorted(rows, key=lambda r: r["problem"])
 
 
 def phase_totals(verdicts: list[dict[str, Any]]) -> dict[str, Any]:

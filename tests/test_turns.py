@@ -179,8 +179,13 @@ def test_running_out_of_memory_beside_other_checks_is_judged_again_alone(cache_d
         # the second judgement checks alone, so it can neither be crowded nor run a third time
         assert verdict.verdict == "runtime_error" and "checked_alone_again" in verdict.flags
         assert turns.checks_taken == 2
+        # where the first attempt failed, and the device's turns as it ended, for the sweep report
+        first = verdict.first_attempt
+        assert first["verdict"] == "runtime_error" and "out of memory" in first["error"]
+        assert first["failed_in"] == "trials" and first["device"]["admitted"] == 0
         plain = judge.judge(FIXTURES / "problems" / "scale_relu.py", FIXTURES / "solutions" / "torch_plain.py")
         assert plain.verdict == "correct" and "checked_alone_again" not in plain.flags
+        assert plain.first_attempt is None
 
 
 OOM_AT_IMPORT = OOM_SOLUTION.replace("import torch.nn as nn\n", "import torch.nn as nn\n\nraise RuntimeError("

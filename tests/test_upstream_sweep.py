@@ -326,7 +326,10 @@ def test_memory_failures_and_contracts_are_counted():
         verdict("level2/10_j", 1.0, 1.0, flags=["contract_tightened"]),
         verdict("level2/11_k", None, None, status="unjudgeable", accepted=False,
                 problem_outcome={"kind": "degenerate_reference", "reason": "one answer fits every input"}),
-        verdict("level1/12_l", 1.0, 1.0, flags=["checked_alone_again", "preset_fitted"]),
+        verdict("level1/12_l", 1.0, 1.0, flags=["checked_alone_again", "preset_fitted"],
+                first_attempt={"verdict": "runtime_error", "reason": "the problem's reference failed to run",
+                               "error": "torch.OutOfMemoryError: CUDA out of memory.", "failed_in": "trials",
+                               "wall_s": 9.5, "device": {"admitted": 3, "device_used_bytes": 78 * 2**30}}),
         verdict("level1/13_m", None, None, status="runtime_error",
                 error_excerpt="RuntimeError: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate")]
     found = REPORT.summarize(rows)["memory_and_contracts"]
@@ -336,6 +339,9 @@ def test_memory_failures_and_contracts_are_counted():
     assert found["contracts"] == {"tf32": 10, "fp32_tightened": 1, "degenerate_under_both": 1}
     text = MARKDOWN.render_markdown(REPORT.summarize(rows))
     assert "memory failure (out of memory, cuBLAS allocation, a busy device): **3**" in text
+    assert found["first_attempts"] == [{"problem": "level1/12_l", "failed_in": "trials", "admitted": 3,
+                                        "error": "torch.OutOfMemoryError: CUDA out of memory.", "used_gib": 78.0}]
+    assert "| level1/12_l | trials | torch.OutOfMemoryError: CUDA out of memory. | 3 | 78.0 |" in text
 
 
 def test_phase_totals_and_slowest():

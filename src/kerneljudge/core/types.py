@@ -178,6 +178,10 @@ class Verdict:
     # for verdict `unjudgeable`: {"kind": <one of PROBLEM_OUTCOMES>, "reason": <one line>,
     # "figures": {<the numbers the decision was made from>}}; None for every other verdict
     problem_outcome: dict[str, Any] | None = None
+    # for a verdict judged again alone after a memory failure (flag checked_alone_again): the first attempt's
+    # {"verdict", "reason", "error" (its last line), "failed_in" (the phase), "wall_s", "device" (the device's turns
+    # and memory in use as it ended)}; None otherwise
+    first_attempt: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

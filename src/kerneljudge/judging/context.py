@@ -70,6 +70,7 @@ class Context:
     outputs_written: int = 0
     transport: str = "file"  # how outputs reach the reference process: "ipc" (CUDA) or "file"
     phases: dict[str, float] = field(default_factory=dict)
+    failed_in: str = ""   # the innermost phase an exception left (a verdict judged again says where the first failed)
     numerics: dict[str, Any] | None = None   # the worst error seen on any checked output
     max_error: dict[str, Any] | None = None
     expected_bytes: int = 0   # the size of the outputs the reference process keeps for the last expect()
@@ -86,6 +87,9 @@ class Context:
         started = time.monotonic()
         try:
             yield
+        except BaseException:
+            self.failed_in = self.failed_in or name
+            raise
         finally:
             self.add_time(name, time.monotonic() - started)
 

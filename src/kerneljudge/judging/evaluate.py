@@ -123,10 +123,11 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
             and turns.checks_at_once(options, device) > 1:
         # other judgements shared the device, and their memory may be what ran out: judged again, with the
         # device's memory to itself (checks_at_once=1 cannot come back here)
+        first = _first_attempt(ctx, verdict, reason, excerpt, slot, time.monotonic() - started)
         again = _evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan,
                           reference, alone_again=True)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
-                                   wall_s=round(time.monotonic() - started, 3))
+                                   wall_s=round(time.monotonic() - started, 3), first_attempt=first)
     if problem_outcome is not None and not fitted and _fits_after_all(problem_outcome, device):
         # the reference ran out of memory with the card to itself: judged at a preset fitted to the card instead
         refit = shapes.resolve(problem, options.cache_dir or default_cache_dir(), mode=options.held_out,
@@ -173,6 +174,14 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})),
         problem_outcome=problem_outcome, **{**base, "contract": ctx.contract},
     )
+
+
+def _first_attempt(ctx: Context, verdict: str, reason: str, excerpt: str, slot: Slot, wall_s: float) -> dict[str, Any]:
+    """What a judgement judged again alone first ran into, and where: the phase it failed in, and what the device's
+    turns and memory looked like as it ended (how many judgements were admitted beside it, how full the card was)."""
+    lines = [line.strip() for line in excerpt.strip().splitlines() if line.strip()]
+    return {"verdict": verdict, "reason": reason[:300], "error": (lines[-1] if lines else "")[:300],
+            "failed_in": ctx.failed_in, "wall_s": round(wall_s, 3), "device": slot.turns.status()}
 
 
 def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
