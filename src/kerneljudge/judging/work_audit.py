@@ -19,10 +19,14 @@ def profile(ctx: Context, result: dict[str, Any]) -> None:
     """Threat C3: more calls under torch's profiler, in the solution's process; the judge classifies what ran
     (analysis/kernels.py), and compares its library compute with the reference's, profiled the same way in the
     same process. Under strict, library compute doing the work rejects the solution; under lenient it is only
-    recorded. A profile that cannot be taken is recorded and changes nothing else."""
+    recorded (and the reference is not profiled). A profile that cannot be taken is recorded and changes nothing
+    else."""
     try:
+        # the reference's own library work is only compared under strict (kernels.decide): under lenient its
+        # profiles would only cost the device's time
         reply = ctx.request({"cmd": "profile", "warm_seed": secrets.randbits(62), "init_seed": ctx.init_seed,
-                             "seeds": [secrets.randbits(62) for _ in range(PROFILED_CALLS)]})
+                             "seeds": [secrets.randbits(62) for _ in range(PROFILED_CALLS)],
+                             "reference": ctx.options.policy == "strict"})
     except Outcome as out:
         if out.verdict == "rejected":  # a broken protocol stays a broken protocol
             raise
