@@ -349,6 +349,40 @@ def test_admission_against_the_cards_own_account():
     assert not blocked.is_alive() and turns.status()["admitted"] == 2
 
 
+def test_the_first_judgement_waits_for_idle_processes_to_go_where_it_does_not_fit_beside_them():
+    # 60 GiB held by processes that serve no judgement (idle reference processes' caches): the first judgement is
+    # admitted however large, but only once they were asked to go and the card's use settled
+    gib = 1 << 30
+    use = {"now": 60 * gib}
+    memory = DeviceMemory(100 * gib, lambda: use["now"])
+    memory.used = lambda fresh=False: use["now"]
+    reclaims = []
+
+    def reclaim(m):
+        reclaims.append(use["now"])
+        time.sleep(0.2)
+        use["now"] = 5 * gib
+        return 2                                   # two processes closed
+
+    turns = DeviceTurns(memory=memory, reclaim=reclaim)
+    first = _start(lambda: turns.admit(4, need=50 * gib))   # 50 > 95 - 60
+    assert wait_for(lambda: not first.is_alive(), 5, every=0.01)
+    assert reclaims == [60 * gib] and use["now"] == 5 * gib and turns.status()["admitted"] == 1
+    turns.leave(50 * gib)
+    # one that fits beside what is in use is admitted at once, with nothing closed
+    turns.admit(4, need=80 * gib)
+    assert reclaims == [60 * gib]
+    turns.leave(80 * gib)
+    # a reclaim that frees nothing does not keep it out: it is the first, admitted however large
+    use["now"] = 60 * gib
+    freed_nothing = DeviceTurns(memory=memory, reclaim=lambda m: reclaims.append("none") or 0)
+    started = time.monotonic()
+    freed_nothing.admit(4, need=200 * gib)
+    assert reclaims[-1] == "none" and time.monotonic() - started < 5
+    # without a way to reclaim, as before: at once
+    DeviceTurns(memory=memory).admit(4, need=200 * gib)
+
+
 def test_memory_held_outside_the_admitted_judgements_counts_however_generous_their_needs():
     # the device lists each process: pid 11 and 12 are the admitted judgement's, pid 99 is an idle process that
     # kept 60 GiB. Without the list, the admitted need (80 GiB, generous) would hide those 60 GiB.

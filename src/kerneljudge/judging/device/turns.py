@@ -41,6 +41,9 @@ SHARED_OUTPUT_BYTES = 1 << 30
 # (then the rest is for the processes outside the admitted judgements: reference processes' contexts and caches).
 ADMITTED_MEMORY_SHARE = 0.6
 RECLAIM_EVERY_S = 5.0   # at most this often, a judgement waiting for memory asks for idle processes to be closed
+# The first judgement is admitted however large; where its need does not fit beside what the card has in use outside
+# it, the idle processes holding that memory are closed first, for at most this long
+FIRST_RECLAIM_WAIT_S = 15.0
 # At most as many judgements are admitted as are checked at once: admitting twice as many gained no wall time on
 # the H200 and filled the memory more (cuDNN then picked other algorithms in one process than in the other).
 
@@ -84,6 +87,9 @@ class DeviceTurns:
         self.memory = memory
         self.reclaim = reclaim
         self._reclaimed_at = -1e9
+        self._reclaiming = False    # a reclaim runs now
+        self._reclaims_ended = 0    # reclaims that have ended (and the card's use settled after them)
+        self._first_wait: tuple[int, int, float] | None = None   # (ticket, reclaims to have ended, deadline)
         self._outside_idle = 0      # what the card had in use when no judgement was admitted, at the last look
         # 0: the device's memory is not known
         self.budget = memory.capacity if memory else judgement_memory_budget(memory_bytes)
@@ -102,7 +108,7 @@ class DeviceTurns:
             self._queue.append(ticket)
             try:
                 # with the card's account, look again now and then: memory is handed back without a notify
-                while not (self._queue[0] == ticket and self._admissible(limit, need, sole)):
+                while not (self._queue[0] == ticket and self._admissible(limit, need, sole, ticket)):
                     self._cond.wait(0.5 if self.memory else None)
             finally:
                 self._queue.remove(ticket)
@@ -114,7 +120,7 @@ class DeviceTurns:
                 self._holders[ticket] = pids
             return ticket
 
-    def _admissible(self, limit: int, need: int, sole: bool) -> bool:
+    def _admissible(self, limit: int, need: int, sole: bool, ticket: int) -> bool:
         if self._sole:
             return False
         if sole:
@@ -122,10 +128,10 @@ class DeviceTurns:
         if self._admitted >= max(1, limit):
             return False
         if self.memory is not None:
-            return self._fits_card(need)
+            return self._fits_card(need, ticket)
         return self._admitted == 0 or not self.budget or self._reserved + need <= self.budget
 
-    def _fits_card(self, need: int) -> bool:
+    def _fits_card(self, need: int, ticket: int) -> bool:
         """Whether `need` more bytes fit beside the admitted judgements and what the card has in use outside them.
         With the device's per-process figures: outside is all in use less what the admitted judgements' processes
         hold, and each admitted judgement counts its need or, where its processes already hold more, that. Without
@@ -138,7 +144,7 @@ class DeviceTurns:
             return self._admitted == 0 or self._reserved + need <= self.budget
         if self._admitted == 0:
             self._outside_idle = used
-            return True   # the first is always admitted, however large
+            return self._first_may_enter(need, used, ticket)
         inside = self._held_inside()
         if inside is not None:
             outside, admitted = max(0, used - inside), max(self._reserved, inside)
@@ -147,6 +153,28 @@ class DeviceTurns:
         if admitted + need <= self.memory.capacity - outside:
             return True
         self._ask_reclaim()
+        return False
+
+    def _first_may_enter(self, need: int, used: int, ticket: int) -> bool:
+        """The first judgement is always admitted, however large (its need may be a generous estimate beyond the
+        card). But where it does not fit beside what the card has in use with no judgement admitted (reference
+        processes serving none, with their models, caches and contexts), that memory is reclaimed first: it waits
+        until one reclaim asked for now has ended and the card's use settled, or FIRST_RECLAIM_WAIT_S. Admitted
+        at once, a 6 GiB problem's judgement ran out of memory beside such processes and was judged again alone."""
+        if need <= self.memory.capacity - used or self.reclaim is None:
+            self._first_wait = None
+            return True
+        wait = self._first_wait
+        if wait is None or wait[0] != ticket:
+            # a reclaim that runs now may have looked before these processes were idle: the next one counts
+            self._first_wait = (ticket, self._reclaims_ended + (2 if self._reclaiming else 1),
+                                time.monotonic() + FIRST_RECLAIM_WAIT_S)
+            self._ask_reclaim(now=True)
+            return False
+        if self._reclaims_ended >= wait[1] or time.monotonic() >= wait[2]:
+            self._first_wait = None
+            return True
+        self._ask_reclaim(now=True)   # the one running when it asked has ended: the next
         return False
 
     def _held_inside(self) -> int | None:
@@ -160,12 +188,25 @@ class DeviceTurns:
             return None
         return self.memory.held_by(pids) if pids else None
 
-    def _ask_reclaim(self) -> None:
-        now = time.monotonic()
-        if self.reclaim is not None and now - self._reclaimed_at >= RECLAIM_EVERY_S:
-            self._reclaimed_at = now
-            threading.Thread(target=self.reclaim, args=(self.memory,), name="kj-reclaim-device-memory",
-                             daemon=True).start()
+    def _ask_reclaim(self, now: bool = False) -> None:
+        """Start a reclaim in a thread of its own (called with the condition held), unless one runs, or, unless
+        `now`, one started less than RECLAIM_EVERY_S ago."""
+        at = time.monotonic()
+        if self.reclaim is None or self._reclaiming or (not now and at - self._reclaimed_at < RECLAIM_EVERY_S):
+            return
+        self._reclaimed_at, self._reclaiming = at, True
+        threading.Thread(target=self._reclaim_and_settle, name="kj-reclaim-device-memory", daemon=True).start()
+
+    def _reclaim_and_settle(self) -> None:
+        try:
+            closed = self.reclaim(self.memory)
+            if closed and self.memory is not None:   # the closed processes' memory goes back as they end
+                self.memory.settle()
+        finally:
+            with self._cond:
+                self._reclaiming = False
+                self._reclaims_ended += 1
+                self._cond.notify_all()
 
     def leave(self, need: int = 0, key: int | None = None) -> None:
         with self._cond:
