@@ -6,6 +6,8 @@
 #
 # Items:
 #   checks          the GPU tests of the memory account: a reference process gives its memory back, IPC, turns
+#   readme          the README's command as a new user on this image runs it (issue 31): `bash scripts/examples.sh` in
+#                   a fresh copy of the tree with no .venv, so setup.sh must take the image's torch, not install one
 #   sweep           upstream's level 1-3 identity sweep at its own sizes (the memory and noise bars)
 #   hard24          the 30 most memory-hungry problems with --device-memory 24GiB (a 24 GB card's budget)
 #   sweep24         the whole sweep with --device-memory 24GiB
@@ -61,6 +63,14 @@ for item in "$@"; do
                --cache-dir "$CACHE" --hard 30 -- --device-memory 24GiB ;;
     sweep24) limited 1800 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
                --cache-dir "$CACHE" -- --device-memory 24GiB ;;
+    readme)  limited 900 "$dir/readme.log" env -u PYTHONPATH FRESH=/tmp/kj-fresh OUTDIR="$dir" bash -c '
+               rm -rf "$FRESH" && mkdir -p "$FRESH" &&
+               tar --exclude=./.venv --exclude=./upstream --exclude=./carry --exclude=./.kj-cache -cf - . |
+                 tar -xf - -C "$FRESH" && cd "$FRESH" &&
+               { python3 -c "import sys, torch; print(\"image:\", sys.executable, torch.__version__, torch.cuda.is_available())" ||
+                 echo "image: python3 has no torch"; } &&
+               time bash scripts/examples.sh --out "$OUTDIR/examples.jsonl" &&
+               .venv/bin/python -c "import torch, kerneljudge; print(\"venv uses:\", torch.__file__, kerneljudge.__file__)"' ;;
     honest_strict)  honest strict "$dir" ;;
     alone)   limited 900 "$dir/alone.log" python3 lab/batch_vs_alone.py "$Q"/honest_strict/*.jsonl \
                "$Q/sweep/results.jsonl" --out "$dir/report.md" --count 12 ;;
