@@ -8,6 +8,7 @@
 #   checks          the GPU tests of the memory account: a reference process gives its memory back, IPC, turns
 #   readme          the README's command as a new user on this image runs it (issue 31): `bash scripts/examples.sh` in
 #                   a fresh copy of the tree with no .venv, so setup.sh must take the image's torch, not install one
+#   probe           lab/profile_vs_graph_probe.py: why the profiler clock and graph replays disagree (issue 33)
 #   sweep           upstream's level 1-3 identity sweep at its own sizes (the memory and noise bars)
 #   hard24          the 30 most memory-hungry problems with --device-memory 24GiB (a 24 GB card's budget)
 #   sweep24         the whole sweep with --device-memory 24GiB
@@ -71,6 +72,7 @@ for item in "$@"; do
                  echo "image: python3 has no torch"; } &&
                time bash scripts/examples.sh --out "$OUTDIR/examples.jsonl" &&
                .venv/bin/python -c "import torch, kerneljudge; print(\"venv uses:\", torch.__file__, kerneljudge.__file__)"' ;;
+    probe)   limited 300 "$dir/probe.log" python3 lab/profile_vs_graph_probe.py --out "$dir/probe.json" ;;
     honest_strict)  honest strict "$dir" ;;
     alone)   limited 900 "$dir/alone.log" python3 lab/batch_vs_alone.py "$Q"/honest_strict/*.jsonl \
                "$Q/sweep/results.jsonl" --out "$dir/report.md" --count 12 ;;
