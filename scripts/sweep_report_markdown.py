@@ -177,6 +177,13 @@ def _time_lines(s: dict[str, Any]) -> list[str]:
              f"{phases['sum_wall_s']:.1f} s).", ""]
     lines += _table(["phase", "total s", "share"],
                     [[p["phase"], f"{p['total_s']:.1f}", _pct(p["total_s"] / total)] for p in phases["phases"]]) + [""]
+    if s.get("levels"):
+        lines += ["By level: when its first judgement started and its last verdict came (seconds after the run "
+                  "started), and the seconds its judgements spent in turns with the device alone (timing, profile, "
+                  "device clock) and in their other phases (checks, builds, preparation; waits left out):", ""]
+        lines += _table(["level", "verdicts", "from s", "to s", "timing turns s", "other phases s"],
+                        [[r["level"], r["verdicts"], r["from_s"], r["to_s"], r["timing_turns_s"], r["other_phases_s"]]
+                         for r in s["levels"]]) + [""]
     lines += [f"Top {SHOWN} problems by wall_s:", ""]
     return lines + _table(["problem", "verdict", "wall s", "largest phases (s)"],
                           [[r["problem"], r["verdict"], f"{r['wall_s']:.1f}",

@@ -142,6 +142,34 @@ def phase_totals(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"phases": phases, "sum_wall_s": round(wall, 3)}
 
 
+# phases a judgement spends in a turn with the device to itself (judging/solution_run.py: hold.time())
+TIMING_TURN_PHASES = ("reference_timing", "solution_timing", "profile", "device_time", "speed_of_light")
+
+
+def level_spans(verdicts: list[dict[str, Any]], started_at: Any = None) -> list[dict[str, Any]]:
+    """Per level: when its first judgement started and its last verdict came (seconds after `started_at`, the run's
+    start, where known; from each verdict's ended_at and wall_s), and its phases in timing turns (the device alone)
+    and in every other phase but the waits: where a sweep's wall time went, level by level."""
+    by_level: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for v in verdicts:
+        if _number(v.get("ended_at")) is not None and _number(v.get("wall_s")) is not None:
+            by_level[label(v).split("/")[0]].append(v)
+    zero = _number(started_at) or min((v["ended_at"] - v["wall_s"] for vs in by_level.values() for v in vs),
+                                      default=0.0)
+    rows = []
+    for level, vs in sorted(by_level.items()):
+        phases = [v.get("phases_s") or {} for v in vs]
+        timing = sum(_number(p.get(k)) or 0.0 for p in phases for k in TIMING_TURN_PHASES)
+        other = sum(_number(s) or 0.0 for p in phases for k, s in p.items()
+                    if k not in TIMING_TURN_PHASES and k != "wait_for_device")
+        first = min(v["ended_at"] - v["wall_s"] for v in vs)
+        last = max(v["ended_at"] for v in vs)
+        rows.append({"level": level, "verdicts": len(vs), "from_s": round(first - zero, 1),
+                     "to_s": round(last - zero, 1), "timing_turns_s": round(timing, 1),
+                     "other_phases_s": round(other, 1)})
+    return rows
+
+
 def slowest(verdicts: list[dict[str, Any]], n: int = SHOWN) -> list[dict[str, Any]]:
     """The n verdicts that took longest (wall_s), each with its three largest phases."""
     timed = [v for v in verdicts if _number(v.get("wall_s")) is not None]
@@ -298,6 +326,7 @@ def summarize(verdicts: Iterable[dict[str, Any]], gpu_samples: list[dict[str, An
         "floor": build_floor(judgeable),   # OUT/floor.json: the per-problem noise floor score --floor reads
         "phases": phase_totals(rows),
         "slowest": slowest(rows),
+        "levels": level_spans(rows, (run or {}).get("started_at")),
         "gpu": gpu_busy(gpu_samples or [], host),
         "host": host_load(host),
     }

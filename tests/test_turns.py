@@ -183,6 +183,7 @@ def test_running_out_of_memory_beside_other_checks_is_judged_again_alone(cache_d
         first = verdict.first_attempt
         assert first["verdict"] == "runtime_error" and "out of memory" in first["error"]
         assert first["failed_in"] == "trials" and first["device"]["admitted"] == 0
+        assert abs(verdict.ended_at - time.time()) < 600   # when it was reached: a run's timeline
         plain = judge.judge(FIXTURES / "problems" / "scale_relu.py", FIXTURES / "solutions" / "torch_plain.py")
         assert plain.verdict == "correct" and "checked_alone_again" not in plain.flags
         assert plain.first_attempt is None

@@ -357,6 +357,23 @@ def test_phase_totals_and_slowest():
     assert list(summary["slowest"][0]["top_phases"]) == ["wait_for_device", "build", "trials"]
 
 
+def test_level_spans_say_when_each_level_ran_and_what_its_turns_cost():
+    t0 = 1_000_000.0
+    rows = [verdict("level1/1_a", 1.0, 1.0, wall_s=20.0, ended_at=t0 + 30.0,
+                    phases_s={"device_time": 2.0, "profile": 1.0, "trials": 3.0, "wait_for_device": 14.0}),
+            verdict("level1/2_b", 1.0, 1.0, wall_s=50.0, ended_at=t0 + 60.0,
+                    phases_s={"solution_timing": 4.0, "reference_outputs": 6.0, "wait_for_device": 40.0}),
+            verdict("level2/1_c", 1.0, 1.0, wall_s=30.0, ended_at=t0 + 90.0, phases_s={"held_out": 5.0}),
+            verdict("level3/1_d", None, None, status="build_error")]       # no ended_at: an older log's row
+    summary = REPORT.summarize(rows, run={"started_at": t0})
+    assert summary["levels"] == [
+        {"level": "level1", "verdicts": 2, "from_s": 10.0, "to_s": 60.0, "timing_turns_s": 7.0, "other_phases_s": 9.0},
+        {"level": "level2", "verdicts": 1, "from_s": 60.0, "to_s": 90.0, "timing_turns_s": 0.0, "other_phases_s": 5.0}]
+    assert "| level1 | 2 | 10.0 | 60.0 | 7.0 | 9.0 |" in MARKDOWN.render_markdown(summary)
+    # without the run's start, the first judgement's start is zero
+    assert REPORT.summarize(rows)["levels"][0]["from_s"] == 0.0
+
+
 def series(utils: list[float], every: float = 0.5) -> list[tuple[float, float]]:
     return [(i * every, u) for i, u in enumerate(utils)]
 

@@ -172,6 +172,7 @@ class Verdict:
     # each extension the solution built: name, ok, seconds, reused, key, lean_headers, precompiled_header
     builds: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float | None = None
+    ended_at: float | None = None   # when the verdict was reached (seconds since the epoch): a run's timeline
     phases_s: dict[str, float] = field(default_factory=dict)  # where the judge's wall time went
     # top kernels/ops of one profiled call: {name, class, device_us, calls, share}, then a "(total)" row
     profile: list[dict[str, Any]] = field(default_factory=list)

@@ -127,7 +127,8 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         again = _evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan,
                           reference, alone_again=True)
         return dataclasses.replace(again, flags=tuple(sorted({*again.flags, "checked_alone_again"})),
-                                   wall_s=round(time.monotonic() - started, 3), first_attempt=first)
+                                   wall_s=round(time.monotonic() - started, 3), ended_at=round(time.time(), 3),
+                                   first_attempt=first)
     if problem_outcome is not None and not fitted and _fits_after_all(problem_outcome, device):
         # the reference ran out of memory with the card to itself: judged at a preset fitted to the card instead
         refit = shapes.resolve(problem, options.cache_dir or default_cache_dir(), mode=options.held_out,
@@ -170,7 +171,7 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         if ctx.numerics and "contract_tightened_from" in ctx.info else ctx.numerics,
         versions={k: str(env[k]) for k in ("python", "torch", "triton", "cuda", "driver") if k in env},
         build_s=ctx.phases.get("build"), builds=list(ctx.info.get("builds", [])),
-        wall_s=round(time.monotonic() - started, 3), phases_s=dict(ctx.phases),
+        wall_s=round(time.monotonic() - started, 3), ended_at=round(time.time(), 3), phases_s=dict(ctx.phases),
         profile=list(ctx.info.get("profile", [])), sandbox=dict(ctx.info.get("sandbox", {})),
         problem_outcome=problem_outcome, **{**base, "contract": ctx.contract},
     )
