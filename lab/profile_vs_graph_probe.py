@@ -9,6 +9,8 @@ For models shaped like those three groups (written here, not upstream's files) t
   eager_busy_ms    the profiler clock: union of the activities' intervals of one eager call (device_clock.profiled)
   eager_events_ms  CUDA events around one eager call (gaps between kernels included)
   replay_busy_ms   the same profiler around one graph replay, and its activity count beside the eager call's
+  raw_busy         one eager call's busy time read from the profiler's own events (profiling.busy_of_call, what the
+                   device clock now reads) and from torch's FunctionEvents of the same profile: they must agree
 Reading: replay_busy close to eager_busy (both far above graph) means CUPTI itself lengthens short kernels; replay_busy
 close to graph with the same activity count means eager calls ran other kernels than the captured ones (cuDNN picked
 another algorithm under capture); eager_events close to graph with eager_busy below both means the gaps between
@@ -62,7 +64,7 @@ def eager_events_ms(model, inputs, calls: int = 10) -> float:
 
 
 def probe(name: str, model: nn.Module, make) -> dict:
-    from kerneljudge.worker import device_clock, profiling, timing
+    from kerneljudge.worker import busy_time, device_clock, profiling, timing
 
     model = model.cuda().eval()
     with torch.no_grad():
@@ -72,10 +74,15 @@ def probe(name: str, model: nn.Module, make) -> dict:
         inputs = make(4)
         captured, _ = device_clock._capture(model, inputs)
         replay = profiling.profile_call(lambda: captured.replay(), [], "cuda")
+        prof, _ = profiling._profiled_once(model, make(5), "cuda")
+        raw = busy_time.busy(profiling.raw_events(prof, "cuda") or [], "cuda")
+        full = busy_time.busy(prof.function_events, "cuda")
     row = {"model": name, "graph_ms": graph.get("median_ms"), "eager_busy_ms": eager["busy_us"] / 1e3,
            "eager_summed_ms": eager["summed_us"] / 1e3, "eager_activities": eager["activities"],
            "eager_events_ms": events, "replay_busy_ms": replay["busy_us"] / 1e3,
-           "replay_activities": replay["activities"], "graph_profiler_ms": (graph.get("profiler") or {}).get("median_ms")}
+           "replay_activities": replay["activities"], "graph_profiler_ms": (graph.get("profiler") or {}).get("median_ms"),
+           "raw_busy": {"raw_us": raw["busy_us"], "function_events_us": full["busy_us"],
+                        "raw_activities": raw["activities"], "function_events_activities": full["activities"]}}
     if row["graph_ms"]:
         row["eager_busy_vs_graph"] = round(row["eager_busy_ms"] / row["graph_ms"], 3)
         row["replay_busy_vs_graph"] = round(row["replay_busy_ms"] / row["graph_ms"], 3)

@@ -108,7 +108,7 @@ def test_the_profiler_clock_samples_single_calls_after_one_warm_call(monkeypatch
     import torch
 
     model, seen, runs = _Counted(), [], []
-    real = profiling.profile_call
+    real = profiling.busy_of_call
 
     def spy(m, inputs, device):
         before = model.calls
@@ -120,11 +120,14 @@ def test_the_profiler_clock_samples_single_calls_after_one_warm_call(monkeypatch
         seen.append(seed)
         return [torch.randn(192, 192)]
 
-    monkeypatch.setattr(profiling, "profile_call", spy)
+    monkeypatch.setattr(profiling, "busy_of_call", spy)
     got = device_clock.profiled(model, make_inputs, 100, device="cpu")
     assert got["method"] == "profiler" and got["samples"] == device_clock.PROFILED_CALLS
     assert model.calls == 1 + device_clock.PROFILED_CALLS and seen == [100, 101, 102, 103]
-    # every sample is one forward: one of each op in its window, and the figure is the median of their busy times
+    # every sample is one forward: as many ops in its window as one call's full profile has, and the figure is the
+    # median of their busy times
     assert [r["forwards"] for r in runs] == [1] * device_clock.PROFILED_CALLS
-    assert all({r["name"]: r["calls"] for r in run["rows"]}["aten::mm"] == 1 for run in runs)
+    one_call = profiling.profile_call(model, make_inputs(104), "cpu")
+    assert {r["name"]: r["calls"] for r in one_call["rows"]}["aten::mm"] == 1
+    assert all(run["activities"] == one_call["activities"] for run in runs)
     assert got["median_ms"] == pytest.approx(statistics.median(r["busy_us"] for r in runs) / 1e3)

@@ -61,3 +61,31 @@ def test_the_reference_is_profiled_under_strict_only(policy):
     if policy == "lenient":
         total = ctx.info["profile"][-1]
         assert total["name"] == "(total)" and total["reference_library_us"] is None
+
+
+def _small_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).eval()
+
+
+def test_the_profilers_own_events_give_the_same_busy_time_as_torchs_function_events():
+    from kerneljudge.worker import busy_time, profiling
+
+    prof, _ = profiling._profiled_once(_small_model(), [torch.randn(16, 32)], "cpu")
+    raw = profiling.raw_events(prof, "cpu")
+    assert raw, "the kineto events could not be read"
+    fast, slow = busy_time.busy(raw, "cpu"), busy_time.busy(prof.function_events, "cpu")
+    assert fast["activities"] == slow["activities"] > 0
+    assert fast["busy_us"] == pytest.approx(slow["busy_us"], abs=0.01)
+    assert fast["summed_us"] == pytest.approx(slow["summed_us"], abs=0.01)
+
+
+def test_busy_of_call_falls_back_to_function_events_where_the_raw_events_cannot_be_read(monkeypatch):
+    from kerneljudge.worker import profiling
+
+    model, inputs = _small_model(), [torch.randn(16, 32)]
+    fast = profiling.busy_of_call(model, inputs, "cpu")
+    assert fast["activities"] > 0 and fast["busy_us"] > 0 and "rows" not in fast
+    monkeypatch.setattr(profiling, "raw_events", lambda prof, device: None)
+    slow = profiling.busy_of_call(model, inputs, "cpu")
+    assert slow["activities"] > 0 and slow["busy_us"] > 0 and "rows" in slow   # summarize()'s full answer

@@ -185,7 +185,7 @@ def profiled(model: torch.nn.Module, make_inputs: Callable[[int], list[Any]], se
     durations, for comparison (above busy time where work overlapped)."""
     try:
         model(*make_inputs(seed))
-        runs = [profiling.profile_call(model, make_inputs(seed + k + 1), device) for k in range(PROFILED_CALLS)]
+        runs = [profiling.busy_of_call(model, make_inputs(seed + k + 1), device) for k in range(PROFILED_CALLS)]
     except Exception as exc:
         return {"method": None, "median_ms": None, "samples": 0, "note": f"profiler failed: {exc}"[:300]}
     return from_profiles(runs)
