@@ -22,7 +22,12 @@ CPU_OPS = frozenset({"cpu_op"})
 
 def on_device(event: Any) -> bool:
     """The event happened on an accelerator (its device type is anything but CPU)."""
-    return str(getattr(event, "device_type", "CPU")).rsplit(".", 1)[-1] != "CPU"
+    return not is_cpu_type(getattr(event, "device_type", "CPU"))
+
+
+def is_cpu_type(device_type: Any) -> bool:
+    """A profiler device type (torch's DeviceType, or its name) that is the CPU."""
+    return str(device_type).rsplit(".", 1)[-1] == "CPU"
 
 
 def is_device_work(event: Any) -> bool:

@@ -107,7 +107,7 @@ def raw_events(prof: Any, device: str) -> list[RawEvent] | None:
         zero = results.trace_start_ns()   # microseconds since the epoch would lose a float's last digits
         found = []
         for ev in results.events():
-            if device == "cuda" and str(ev.device_type()).rsplit(".", 1)[-1] == "CPU":
+            if device == "cuda" and busy_time.is_cpu_type(ev.device_type()):
                 continue
             if _filter_name(ev.name()) or getattr(ev, "is_hidden_event", lambda: False)():
                 continue
