@@ -111,13 +111,22 @@ def raw_events(prof: Any, device: str) -> list[RawEvent] | None:
                 continue
             if _filter_name(ev.name()) or getattr(ev, "is_hidden_event", lambda: False)():
                 continue
-            found.append(RawEvent(name=ev.name(), device_type=ev.device_type(), activity_type=ev.activity_type(),
+            found.append(RawEvent(name=ev.name(), device_type=ev.device_type(), activity_type=_activity_type(ev),
                                   device_resource_id=ev.device_resource_id(),
                                   time_range=_Span((ev.start_ns() - zero) / 1e3, (ev.end_ns() - zero) / 1e3),
                                   is_async=bool(ev.is_async() or ev.start_thread_id() != ev.end_thread_id())))
         return found
     except Exception:   # an API this torch lacks: the FunctionEvents serve
         return None
+
+
+def _activity_type(event: Any) -> str | None:
+    """The event's kineto activity type; None where torch has none to give (2.11, the H100 image's: neither its
+    kineto events nor its FunctionEvents carry one, and busy_time then counts whatever ran on the device, as it
+    does for those FunctionEvents). Asking for it regardless made every raw read fail there, on 2026-12-07, and
+    every profile fall back to the slow FunctionEvents."""
+    read = getattr(event, "activity_type", None)
+    return read() if callable(read) else None
 
 
 def _ancestors(event: Any) -> list[str]:

@@ -41,9 +41,6 @@ class State:
     kept_inputs: Any = None     # an earlier call's inputs, rewritten in place for the next call
     preset: Any = None          # the preset init built the models at
     reference_model: Any = None  # (init seed, preset, the problem's Model as init built it), for the profile
-    # the profiler's figure (device_clock.from_profiles) of the model init built, from its threat-C3 profile: the
-    # device clock reads it rather than profiling the same model at the same sizes again
-    profiled: dict[str, Any] | None = None
 
 
 S = State()
@@ -130,7 +127,7 @@ def handle_load(msg: dict[str, Any], fd: int) -> None:
 
 def handle_init(msg: dict[str, Any], fd: int) -> None:
     """Construct Model (for its initial weights) and ModelNew for a preset; hand the weights over."""
-    S.model = S.reference_model = S.profiled = None
+    S.model = S.reference_model = None
     S.last_output = S.previous_inputs = S.held_output = S.kept_inputs = None
     S.preset = msg.get("preset")
     try:
@@ -267,9 +264,6 @@ def handle_profile(msg: dict[str, Any], fd: int) -> None:
         channel.send(fd, {"status": "ok", "profile_error": worker.error_message(exc)[-1500:],
                           "flags": _integrity_flags()})
         return
-    if S.device == "cuda":
-        figure = device_clock.from_profiles(runs)
-        S.profiled = figure if figure.get("method") == "profiler" else None
     reply: dict[str, Any] = {"status": "ok", "profiles": runs, "reference_profiles": []}
     try:
         if msg.get("reference", True):   # the judge compares them under strict only
@@ -303,8 +297,7 @@ def handle_device_time(msg: dict[str, Any], fd: int) -> None:
     try:
         out, stats = device_clock.measure(S.model, make, int(msg["seed"]), S.timer, float(msg["budget_s"]),
                                           "profiler" if msg.get("method") == "profiler" else None,
-                                          hold=("solution", int(msg["seed"])) if msg.get("block") else None,
-                                          by_profiler=S.profiled)
+                                          hold=("solution", int(msg["seed"])) if msg.get("block") else None)
     except Exception as exc:
         device_clock.release()
         _error(fd, "runtime_error", exc)
