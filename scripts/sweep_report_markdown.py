@@ -89,7 +89,17 @@ def _memory_lines(s: dict[str, Any]) -> list[str]:
             f"at a preset fitted to the device's memory (`preset_fitted`): {m['preset_fitted']}",
             f"- Contracts: {c['tf32']} judged under tf32 (the default), {c['fp32_tightened']} under fp32 where tf32 "
             f"could not tell answers apart (`contract_tightened`), {c['degenerate_under_both']} degenerate under "
-            f"both; unjudgeable in all: {m['unjudgeable']}", ""] + _first_attempt_lines(m.get("first_attempts") or [])
+            f"both; unjudgeable in all: {m['unjudgeable']}"] + _need_lines(m.get("admitted_needs") or {}) + [""] \
+        + _first_attempt_lines(m.get("first_attempts") or [])
+
+
+def _need_lines(needs: dict[str, int]) -> list[str]:
+    if not needs:
+        return []
+    sources = ", ".join(f"{needs[k]} from {k.replace('_', ' ')}" for k in ("reference", "shape_plan", "even_share")
+                        if needs.get(k))
+    return [f"- Admitted to the device with a memory need ({sources}); alone, their need filling the card: "
+            f"{needs.get('alone', 0)}"]
 
 
 def _first_attempt_lines(rows: list[dict[str, Any]]) -> list[str]:

@@ -105,12 +105,26 @@ def memory_and_contracts(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     tightened = sum(1 for v in judged if "contract_tightened" in (v.get("flags") or ()))
     return {"memory_failures": len(memory), "memory_failure_problems": memory,
             "checked_alone_again": flags["checked_alone_again"], "first_attempts": first_attempts(verdicts),
+            "admitted_needs": admitted_needs(verdicts),
             "preset_fitted": flags["preset_fitted"],
             "unjudgeable": len(verdicts) - len(judged),
             "contracts": {"tf32": len(judged) - tightened, "fp32_tightened": tightened,
                           "degenerate_under_both": sum(1 for v in verdicts if is_unjudgeable(v) and
                                                        (v.get("problem_outcome") or {}).get("kind")
                                                        == "degenerate_reference")}}
+
+
+def admitted_needs(verdicts: list[dict[str, Any]]) -> dict[str, int]:
+    """How many judgements were admitted to the device with a need from each source (the reference process's
+    figure, the shape plan's, an even share where neither had one: shapes.admitted_need.from), and how many of
+    them alone for a need that fills the card ("alone")."""
+    counts: Counter = Counter()
+    for v in verdicts:
+        need = (v.get("shapes") or {}).get("admitted_need")
+        if isinstance(need, dict):
+            counts[str(need.get("from") or "?")] += 1
+            counts["alone"] += bool(need.get("alone"))
+    return dict(counts)
 
 
 def first_attempts(verdicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -202,3 +202,65 @@ def test_the_solution_process_keeps_nothing_of_the_ownership_checks_once_timing_
     assert state.previous_inputs is not None
     worker_solution.handle_device_time({"cmd": "device_time", "seed": 5, "budget_s": 0.05}, 0)
     assert state.previous_inputs is None
+
+
+def test_the_shape_plan_gives_a_need_where_the_reference_process_has_none():
+    """Admission falls back on the sizes the plan measured at the preset judged (judging/shape_budget.planned_need):
+    a judgement admitted at an even share of the card beside an 8 GiB problem ran it out of memory (H100)."""
+    from kerneljudge.judging import solution_run
+    from kerneljudge.judging.shape_budget import planned_need
+    from kerneljudge.shapes.plan import ShapePlan
+
+    gib = 1 << 30
+    measured = {"default": {"ok": True, "input_bytes": [8 * gib], "param_bytes": 0, "output_bytes": [8 * gib]},
+                "fitted": {"ok": True, "input_bytes": [gib], "param_bytes": 2 * gib, "output_bytes": [gib],
+                           "activation_bytes": 3 * gib},
+                "small": {"ok": False}}
+    plan = ShapePlan(measured=measured)
+    assert planned_need(plan, small=False) == INPUTS_PER_JUDGEMENT * 8 * gib
+    fitted = ShapePlan(measured=measured, fitted={"overrides": {"N": 2}, "need_bytes": 1, "budget_bytes": 2})
+    assert planned_need(fitted, small=False) == 2 * 2 * gib + INPUTS_PER_JUDGEMENT * 3 * gib
+    assert planned_need(plan, small=True) is None          # the probe failed there: nothing known
+    assert planned_need(ShapePlan(), small=False) is None  # nothing measured
+
+    class Ctx:   # what _admission_need reads of a judgement's context
+        reference = ReferenceService("cuda", "fp32", 1, "/tmp")
+        problem = type("P", (), {"path": "p.py"})()
+        device, planned_need, info = "cuda", INPUTS_PER_JUDGEMENT * 8 * gib, {}
+
+    ctx = Ctx()
+    assert solution_run._admission_need(ctx) == INPUTS_PER_JUDGEMENT * 8 * gib
+    assert ctx.info["admitted_need"] == {"bytes": INPUTS_PER_JUDGEMENT * 8 * gib, "from": "shape_plan"}
+    ctx.reference._note_memory("p.py", {"peak_bytes": 1000})   # the reference's own figure wins once it has one
+    assert solution_run._admission_need(ctx) == 2000 and ctx.info["admitted_need"]["from"] == "reference"
+    ctx.planned_need, ctx.reference = None, ReferenceService("cuda", "fp32", 1, "/tmp")
+    assert solution_run._admission_need(ctx) is None and ctx.info["admitted_need"]["from"] == "even_share"
+
+
+def test_a_judgement_whose_need_fills_the_card_is_admitted_alone_with_the_other_processes_closed(monkeypatch):
+    """Upstream's 6-8 GiB problems on the H100: one judgement held 69 GiB of the 79, and ran out of memory beside
+    other processes' leftovers; judged alone with every other reference process closed, it passed."""
+    from kerneljudge.core.types import JudgeOptions
+    from kerneljudge.judging import solution_run
+    from kerneljudge.judging.device.turns import DeviceTurns
+
+    cleared = []
+    monkeypatch.setattr(solution_run.slots, "clear_device",
+                        lambda slot, keep, close_others=True: cleared.append(close_others))
+
+    class Ctx:
+        options, device, info = JudgeOptions(device="cuda"), "cuda", {}
+        reference = ReferenceService("cuda", "fp32", 1, "/tmp")
+
+    slot = type("Slot", (), {"turns": DeviceTurns(memory_bytes=100 << 30)})()
+    budget = slot.turns.budget
+    ctx = Ctx()
+    assert solution_run._admission_limit(ctx, slot, budget // 2) == 4 and "card_sized" not in ctx.info
+    assert solution_run._admission_limit(ctx, slot, None) == 4        # unknown: an even share, shared
+    solution_run._memory_to_itself(ctx, slot)
+    assert cleared == [False]                                         # alone by choice: the others only park
+    ctx.info["admitted_need"] = {"bytes": budget, "from": "shape_plan"}
+    assert solution_run._admission_limit(ctx, slot, budget) == 1
+    assert ctx.info["card_sized"] and ctx.info["admitted_need"]["alone"] is True
+    solution_run._memory_to_itself(ctx, slot)
+    assert cleared == [False, True]                                   # every other reference process closed

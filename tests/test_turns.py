@@ -466,6 +466,18 @@ def test_failures_that_can_come_from_a_full_device_are_memory_failures():
         assert not is_memory_failure(text), text
 
 
+def test_the_first_attempts_error_is_the_line_that_says_what_failed():
+    from kerneljudge.judging.evaluate import error_line
+
+    # on the H100 a warning torch printed after the traceback came last and stood for the error
+    excerpt = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in forward\n"
+               "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB\n"
+               "W1207 19:06:20.724000 2 torch/utils/cpp_extension.py:140] No CUDA runtime is found\n")
+    assert error_line(excerpt).startswith("torch.OutOfMemoryError: CUDA out of memory")
+    assert error_line("Traceback\nValueError: shapes differ\nsome warning\n") == "ValueError: shapes differ"
+    assert error_line("a plain message\n\n") == "a plain message" and error_line("") == ""
+
+
 def test_a_reference_out_of_memory_beside_a_solution_holding_no_more_is_the_judges_failure():
     # upstream's 6 GiB elementwise problems on an H100, judged again alone: the reference ran out of memory in its
     # timed rounds at 42.6 GiB beside an identity copy's 32.6 GiB, and the verdict blamed the solution

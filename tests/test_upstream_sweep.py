@@ -331,12 +331,19 @@ def test_memory_failures_and_contracts_are_counted():
                                "error": "torch.OutOfMemoryError: CUDA out of memory.", "failed_in": "trials",
                                "wall_s": 9.5, "device": {"admitted": 3, "device_used_bytes": 78 * 2**30}}),
         verdict("level1/13_m", None, None, status="runtime_error",
-                error_excerpt="RuntimeError: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate")]
+                error_excerpt="RuntimeError: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate"),
+        verdict("level1/14_n", 1.0, 1.0, shapes={"admitted_need": {"bytes": 90 << 30, "from": "shape_plan",
+                                                                    "alone": True}}),
+        verdict("level1/15_o", 1.0, 1.0, shapes={"admitted_need": {"bytes": None, "from": "even_share"}}),
+        verdict("level1/16_p", 1.0, 1.0, shapes={"admitted_need": {"bytes": 1 << 30, "from": "reference"}})]
     found = REPORT.summarize(rows)["memory_and_contracts"]
+    assert found["admitted_needs"] == {"shape_plan": 1, "even_share": 1, "reference": 1, "alone": 1}
+    assert "- Admitted to the device with a memory need (1 from reference, 1 from shape plan, 1 from even share); " \
+           "alone, their need filling the card: 1" in MARKDOWN.render_markdown(REPORT.summarize(rows))
     assert found["memory_failures"] == 3
     assert found["memory_failure_problems"] == ["level1/13_m", "level2/7_g", "level2/8_h"]
     assert found["checked_alone_again"] == 1 and found["preset_fitted"] == 1 and found["unjudgeable"] == 2
-    assert found["contracts"] == {"tf32": 10, "fp32_tightened": 1, "degenerate_under_both": 1}
+    assert found["contracts"] == {"tf32": 13, "fp32_tightened": 1, "degenerate_under_both": 1}
     text = MARKDOWN.render_markdown(REPORT.summarize(rows))
     assert "memory failure (out of memory, cuBLAS allocation, a busy device): **3**" in text
     assert found["first_attempts"] == [{"problem": "level1/12_l", "failed_in": "trials", "admitted": 3,

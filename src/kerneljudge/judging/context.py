@@ -58,6 +58,7 @@ class Context:
     preset: dict[str, Any]
     held_out: list[dict[str, Any]] = field(default_factory=list)
     far_below_index: int | None = None   # which held-out shape is far below the benchmark shape (threat B13)
+    planned_need: int | None = None      # device bytes the shape plan measured at this preset (shape_budget)
     # what the numerics bounds know about the problem at the current preset (numerics/arithmetic.py)
     workload: dict[str, Any] | None = None
     init_seed: int = field(default_factory=lambda: secrets.randbits(62))

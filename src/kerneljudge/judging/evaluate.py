@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import secrets
 import time
 import traceback
@@ -70,7 +71,8 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
     far_below = plan.far_below_for(small) if checked else None
     ctx = Context(problem, options, device, reference, small, preset,
                   held_out=plan.held_out_for(small) if checked else [], init_seed=slot.init_seed(problem),
-                  far_below_index=far_below["index"] if far_below else None)
+                  far_below_index=far_below["index"] if far_below else None,
+                  planned_need=shape_budget.planned_need(plan, small))
     ctx.transport = "ipc" if device == "cuda" and slot.ipc else "file"
     ctx.contract = options.numerics
     ctx.info["alone_again"] = alone_again   # a judgement tried again after a memory failure (solution_run)
@@ -120,9 +122,9 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         if failed:   # not the solution's doing: the reference fails with no solution process beside it
             verdict, reason, problem_outcome = "unjudgeable", failed.reason, failed.describe()
     if verdict != "correct" and problem_outcome is None and is_memory_failure(reason + excerpt) \
-            and turns.checks_at_once(options, device) > 1:
+            and turns.checks_at_once(options, device) > 1 and not ctx.info.get("card_sized"):
         # other judgements shared the device, and their memory may be what ran out: judged again, with the
-        # device's memory to itself (checks_at_once=1 cannot come back here)
+        # device's memory to itself (checks_at_once=1 cannot come back here, nor a judgement that had it already)
         first = _first_attempt(ctx, verdict, reason, excerpt, slot, time.monotonic() - started)
         again = _evaluate(problem, solution_path, dataclasses.replace(options, checks_at_once=1), slot, device, plan,
                           reference, alone_again=True)
@@ -140,6 +142,8 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
         ctx.flags.discard("reference_error")
     if ctx.info.get("held_out_skipped"):
         base["shapes"] = {**base["shapes"], "held_out_skipped": ctx.info["held_out_skipped"]}
+    if ctx.info.get("admitted_need"):   # the device memory it was admitted with, and whose figure that was
+        base["shapes"] = {**base["shapes"], "admitted_need": ctx.info["admitted_need"]}
     if ctx.info.get("held_out_process"):   # the held-out shapes ran in a fresh process (solution_run._start_again)
         base["shapes"] = {**base["shapes"], "held_out_process": ctx.info["held_out_process"]}
     if verdict == "correct" and "input_mutated" in ctx.flags:
@@ -180,9 +184,23 @@ def _evaluate(problem: Problem, solution_path: str, options: JudgeOptions, slot:
 def _first_attempt(ctx: Context, verdict: str, reason: str, excerpt: str, slot: Slot, wall_s: float) -> dict[str, Any]:
     """What a judgement judged again alone first ran into, and where: the phase it failed in, and what the device's
     turns and memory looked like as it ended (how many judgements were admitted beside it, how full the card was)."""
-    lines = [line.strip() for line in excerpt.strip().splitlines() if line.strip()]
-    return {"verdict": verdict, "reason": reason[:300], "error": (lines[-1] if lines else "")[:300],
+    return {"verdict": verdict, "reason": reason[:300], "error": error_line(excerpt)[:300],
             "failed_in": ctx.failed_in, "wall_s": round(wall_s, 3), "device": slot.turns.status()}
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")
+
+
+def error_line(excerpt: str) -> str:
+    """The line of an error excerpt that says what failed: the last memory failure, else the last exception line,
+    else the last line. A child's stderr may end with a warning printed after the traceback (on the H100 torch's
+    cpp_extension "No CUDA runtime is found" came last)."""
+    lines = [line.strip() for line in excerpt.strip().splitlines() if line.strip()]
+    for wanted in (is_memory_failure, _EXCEPTION_LINE.match):
+        found = [line for line in lines if wanted(line)]
+        if found:
+            return found[-1]
+    return lines[-1] if lines else ""
 
 
 def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:

@@ -10,8 +10,8 @@ from typing import Any
 
 def measured_summary(result: dict[str, Any]) -> dict[str, Any]:
     """The parts of a probe result a plan keeps under `measured`."""
-    keys = ("ok", "mode", "error", "input_bytes", "param_bytes", "output_bytes", "output_shapes", "flops",
-            "cpu_seconds", "cpu_first_seconds")
+    keys = ("ok", "mode", "error", "input_bytes", "param_bytes", "output_bytes", "activation_bytes", "output_shapes",
+            "flops", "cpu_seconds", "cpu_first_seconds")
     return {k: result[k] for k in keys if k in result}
 
 

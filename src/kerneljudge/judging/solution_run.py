@@ -67,8 +67,9 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
             ctx.add_time("reference_preparation", waited)
         # Everything that touches the device happens in a turn on it (judging/device/turns.py): checks may share the
         # device with other solutions' checks, timing has it alone, on the quiet cores.
-        hold = turns.Hold(slot.turns, turns.checks_at_once(opts, ctx.device), lambda s: _waited(ctx, s),
-                          lambda alone: _pin_timed(ctx, slot, alone), ctx.reference.device_need(problem.path),
+        need = _admission_need(ctx)
+        hold = turns.Hold(slot.turns, _admission_limit(ctx, slot, need), lambda s: _waited(ctx, s),
+                          lambda alone: _pin_timed(ctx, slot, alone), need,
                           sole=lambda: _memory_to_itself(ctx, slot), pids=lambda: _judgement_pids(ctx))
         try:
             hold.check()
@@ -95,14 +96,43 @@ def run_solution(ctx: Context, solution_path: str, result: dict[str, Any], slot:
         box.remove()
 
 
+def _admission_need(ctx: Context) -> int | None:
+    """The device bytes this judgement is admitted with (judging/device/turns.py): its reference process's figure
+    (the peak it measured, else its estimate from the model it prepared), else the shape plan's (shape_budget.
+    planned_need), else None (an even share). The verdict's shapes say which (`admitted_need`)."""
+    need, source = ctx.reference.device_need(ctx.problem.path), "reference"
+    if need is None and ctx.planned_need is not None:
+        need, source = ctx.planned_need, "shape_plan"
+    if ctx.device == "cuda":
+        ctx.info["admitted_need"] = {"bytes": need, "from": source if need is not None else "even_share"}
+    return need
+
+
+def _admission_limit(ctx: Context, slot: Slot, need: int | None) -> int:
+    """How many judgements may be admitted beside this one (and it beside them): checks_at_once, but 1 for a
+    judgement whose need fills the device's budget on its own (`card_sized`). Such a judgement is admitted alone
+    and has every other reference process closed first, as one judged again after a memory failure is: on the
+    H100, upstream's 6-8 GiB problems (one judgement of them held 69 GiB: 36.6 in its reference's process, 32.6
+    in its solution's) ran out of memory with no other judgement admitted, beside other processes' leftovers and
+    contexts, and passed when judged again that way."""
+    limit = turns.checks_at_once(ctx.options, ctx.device)
+    if limit > 1 and need is not None and slot.turns.budget and need >= slot.turns.budget:
+        ctx.info["card_sized"] = True
+        ctx.info.setdefault("admitted_need", {})["alone"] = True
+        return 1
+    return limit
+
+
 def _memory_to_itself(ctx: Context, slot: Slot) -> None:
     """Admitted with the device's memory to itself (limit 1): on a GPU, the other reference processes park their
-    models and the card's use settles first. A judgement tried again after a memory failure (`alone_again`) has
-    every other reference process closed instead, and waits until the device lists none of them; one judged with
+    models and the card's use settles first. A judgement tried again after a memory failure (`alone_again`), or
+    one whose need fills the card (`card_sized`), has every other reference process closed instead, and waits until
+    the device lists none of them; one judged with
     --checks-at-once 1 does not, or every judgement would close the others' processes and their models be built
     again for the next."""
     if ctx.device == "cuda":
-        slots.clear_device(slot, ctx.reference, close_others=bool(ctx.info.get("alone_again")))
+        slots.clear_device(slot, ctx.reference,
+                           close_others=bool(ctx.info.get("alone_again") or ctx.info.get("card_sized")))
 
 
 def _note_memory_held(ctx: Context, slot: Slot) -> None:

@@ -172,12 +172,14 @@ class ReferencePool:
             for key in [k for k, s in self._by_problem.items() if s is not keep and s is not self.general
                         and not self._users.get(id(s))]:
                 self._by_problem.pop(key)
-        closed = []
-        for service in others:
-            pid = service.pid
-            service.close()
-            if pid is not None:
-                closed.append(pid)
+        closed = [service.pid for service in others if service.pid is not None]
+        # side by side: each waits for its request in flight (a model drawn on the CPU, say), and the device is
+        # this judgement's alone meanwhile
+        closing = [threading.Thread(target=service.close, name="kj-close-reference", daemon=True) for service in others]
+        for thread in closing:
+            thread.start()
+        for thread in closing:
+            thread.join()
         return closed
 
     def prepare(self, problem_key: str, problem_path: str, preset: dict[str, Any], init_seed: int) -> None:

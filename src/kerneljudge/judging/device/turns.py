@@ -159,9 +159,9 @@ class DeviceTurns:
         """The first judgement is always admitted, however large (its need may be a generous estimate beyond the
         card). But where it does not fit beside what the card has in use with no judgement admitted (reference
         processes serving none, with their models, caches and contexts), that memory is reclaimed first: it waits
-        until one reclaim asked for now has ended and the card's use settled, or FIRST_RECLAIM_WAIT_S. On the H100,
-        14 of upstream's 6 GiB problems (whose estimated need exceeds the card: admitted only first, and at once)
-        ran out of memory in the batch and passed when judged again with the device cleared first."""
+        until one reclaim asked for now has ended and the card's use settled, or FIRST_RECLAIM_WAIT_S. (On the H100
+        this alone did not keep upstream's 6 GiB problems from running out of memory in the batch: judgements
+        admitted without a need figure sat beside them; evaluate's planned need covers those now.)"""
         if need <= self.memory.capacity - used or self.reclaim is None:
             self._first_wait = None
             return True
