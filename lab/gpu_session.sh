@@ -10,7 +10,7 @@
 #   honest  the staged honest corpus (lab/stage_honest_corpus.py), source after source, under HONEST_POLICY
 #           (default strict), then lab/honest_corpus_report.py; each source's log is upstream/honest_runs/POLICY/,
 #           copied to OUT/honest/: put it back there and carry upstream/ again to resume (lab/README.md)
-#   queue   lab/gpu_queue.sh QUEUE_ITEMS (default: checks readme probe sweep sweep24 honest_strict alone honest_lenient) in the background,
+#   queue   lab/gpu_queue.sh QUEUE_ITEMS (default: checks sweep readme sweep24 honest_strict alone honest_lenient) in the background,
 #           from a copy of the tree in /tmp/kj-tree (started by the first such call, with setsid, so it outlives the
 #           call), watched until QUEUE_UNTIL seconds; every call returns OUT/queue/queue.tgz, all the queue has
 #           written so far. Call again within the machine's warm time (30 s) to keep watching
@@ -97,7 +97,7 @@ case "$MODE" in
     rm -f "$W/install.log"
     QDIR=/tmp/kj-queue
     mkdir -p "$QDIR"
-    ITEMS=${QUEUE_ITEMS:-checks readme probe sweep sweep24 honest_strict alone honest_lenient}
+    ITEMS=${QUEUE_ITEMS:-checks sweep readme sweep24 honest_strict alone honest_lenient}
     # running: the queue's heartbeat (lab/gpu_queue.sh) is fresh. Not `kill -0` on a saved pid: a later call may
     # not see the first call's processes, and on 2026-12-07 a second call took a running queue for dead, replaced
     # the tree under its sweep (every reference process started after that failed) and ran a second sweep beside it
