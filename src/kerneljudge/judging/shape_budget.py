@@ -8,7 +8,6 @@ out of memory with the card to itself.
 
 from __future__ import annotations
 
-
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.judging.device.slots import device_memory_total
 from kerneljudge.judging.device.turns import judgement_memory_budget

@@ -127,9 +127,8 @@ def _memory_to_itself(ctx: Context, slot: Slot) -> None:
     """Admitted with the device's memory to itself (limit 1): on a GPU, the other reference processes park their
     models and the card's use settles first. A judgement tried again after a memory failure (`alone_again`), or
     one whose need fills the card (`card_sized`), has every other reference process closed instead, and waits until
-    the device lists none of them; one judged with
-    --checks-at-once 1 does not, or every judgement would close the others' processes and their models be built
-    again for the next."""
+    the device lists none of them; one judged with --checks-at-once 1 does not, or every judgement would close the
+    others' processes and their models be built again for the next."""
     if ctx.device == "cuda":
         slots.clear_device(slot, ctx.reference,
                            close_others=bool(ctx.info.get("alone_again") or ctx.info.get("card_sized")))

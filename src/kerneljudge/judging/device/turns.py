@@ -161,7 +161,7 @@ class DeviceTurns:
         processes serving none, with their models, caches and contexts), that memory is reclaimed first: it waits
         until one reclaim asked for now has ended and the card's use settled, or FIRST_RECLAIM_WAIT_S. (On the H100
         this alone did not keep upstream's 6 GiB problems from running out of memory in the batch: judgements
-        admitted without a need figure sat beside them; evaluate's planned need covers those now.)"""
+        admitted without a need figure sat beside them; shape_budget.planned_need gives them one now.)"""
         if need <= self.memory.capacity - used or self.reclaim is None:
             self._first_wait = None
             return True
