@@ -382,11 +382,15 @@ def test_no_code_refinement_with_replay_provider(tmp_path, problems, cache_dir, 
 
 
 def test_interrupt_and_resume_repeat_nothing(llm_server, problems, tmp_path, cache_dir, capsys):  # noqa: F811
+    # the refined solution takes two seconds to load, so the interrupt lands while it is judged: judged in 0.3 s
+    # with warm caches, it once finished before the test saw its reply stored (CI, 2026-12-07)
+    slow = "import time\n" + RELU_SOLUTION + "\ntime.sleep(2)\n"
+
     def respond(request):
         if ADD_MARK in request.prompt:
             return ("text", fenced(ADD_SOLUTION))
         refine = "Your previous solution" in request.prompt
-        return ("text", fenced(RELU_SOLUTION if refine else RELU_WRONG))
+        return ("text", fenced(slow if refine else RELU_WRONG))
 
     llm_server.responder = respond
     out = tmp_path / "run"
