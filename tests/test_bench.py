@@ -406,11 +406,14 @@ def test_interrupt_and_resume_repeat_nothing(llm_server, problems, tmp_path, cac
     proc = subprocess.Popen([sys.executable, "-m", "kerneljudge.cli.main", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
+    seen = []   # (replies stored, verdict lines) as the run went: the failure message shows them
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             cached = list((out / "cache").glob("??/*.json"))
             lines = (out / "verdicts.jsonl").read_text().count("\n") if (out / "verdicts.jsonl").exists() else 0
-            if len(cached) == 3 and lines == 2:                # relu t1's reply is stored, its verdict is not
+            if not seen or seen[-1] != (len(cached), lines):
+                seen.append((len(cached), lines))
+            if len(cached) >= 3 and lines == 2:                # relu t1's reply is stored, its verdict is not
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
@@ -418,7 +421,7 @@ def test_interrupt_and_resume_repeat_nothing(llm_server, problems, tmp_path, cac
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, (seen, err)
     assert "interrupted" in err and "resume" in err
     assert len(rows_of(out)) == 2
     assert len(llm_server.requests) == 3
