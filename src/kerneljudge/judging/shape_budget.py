@@ -11,7 +11,7 @@ from __future__ import annotations
 from kerneljudge.core.types import JudgeOptions
 from kerneljudge.judging.device.slots import device_memory_total
 from kerneljudge.judging.device.turns import judgement_memory_budget
-from kerneljudge.judging.reference import estimated_need
+from kerneljudge.judging.shape_derivation import judgement_need
 from kerneljudge.shapes.plan import ShapePlan
 
 
@@ -34,16 +34,14 @@ def first_gpu(env: dict[str, str]) -> str:
 
 
 def planned_need(plan: ShapePlan, small: bool) -> int | None:
-    """A judgement's device memory as the problem's shape plan measured it at the preset judged (the probe's inputs,
-    parameters and outputs: reference.estimated_need, outputs standing in for the largest activation where the probe
-    did not look for it); None where the plan measured nothing there. Admission falls back on it where the reference
-    process has no figure for the problem (its preparation failed, or its process was closed meanwhile): on the H100
-    on 2026-12-07, judgements admitted at an even share of the card for want of a figure sat beside upstream's 6-8 GiB
-    problems, and 15 of those ran out of memory and were judged again alone."""
+    """A judgement's device memory as the problem's shape plan measured it at the preset judged (the probe's
+    inputs, parameters and outputs: shape_derivation.judgement_need, outputs standing in for the largest activation
+    where the probe did not look for it); None where the plan measured nothing there. Admission falls back on it
+    where the reference process has no figure for the problem (its preparation failed, or its process was closed
+    meanwhile): on the H100 on 2026-12-07, judgements admitted at an even share of the card for want of a figure
+    sat beside upstream's 6-8 GiB problems, and 15 of those ran out of memory and were judged again alone."""
     measured = plan.measured.get("small" if small else "fitted" if plan.fitted else "default")
     if not isinstance(measured, dict) or not measured.get("ok", True):
         return None
     outputs = [int(n) for n in measured.get("output_bytes") or [] if isinstance(n, (int, float))]
-    inputs = [int(n) for n in measured.get("input_bytes") or [] if isinstance(n, (int, float))]
-    return estimated_need({"model_bytes": int(measured.get("param_bytes") or 0), "input_bytes": sum(inputs),
-                           "activation_bytes": max([int(measured.get("activation_bytes") or 0), *outputs])})
+    return judgement_need({**measured, "activation_bytes": max([int(measured.get("activation_bytes") or 0), *outputs])})
