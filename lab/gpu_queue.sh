@@ -56,8 +56,8 @@ for item in "$@"; do
   started=$SECONDS
   echo "$item: started $(date -u +%FT%TZ)" >>"$Q/status.txt"
   case "$item" in
-    checks)  limited 240 "$dir/checks.log" python3 -m pytest -q -p no:cacheprovider tests/test_reference_memory_gpu.py \
-               tests/test_ipc.py tests/test_turns.py ;;
+    checks)  limited 300 "$dir/checks.log" python3 -m pytest -q -p no:cacheprovider tests/test_reference_memory_gpu.py \
+               tests/test_ipc.py tests/test_turns.py tests/test_device_clock_gpu.py ;;
     sweep)   limited 1500 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \
                --cache-dir "$CACHE" ;;
     hard24)  limited 600 "$dir/sweep.log" python3 scripts/upstream_sweep.py --out "$dir" --device cuda \

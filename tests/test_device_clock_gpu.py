@@ -95,6 +95,28 @@ def test_the_profiler_counts_a_gemm_once(cuda_state):
     assert 0.9 < ratio < 1.1, stats["profiler"]
 
 
+def test_a_profile_read_from_the_profilers_own_events_has_the_rows_of_torchs_function_events(cuda_state):
+    """Threat C3's rows, built from kineto's events (profiling.profile_call), are those torch's FunctionEvents
+    give for the same profiled call: each kernel under the same ops, the same times."""
+    torch = cuda_state
+    from kerneljudge.worker import profiling
+
+    lstm = torch.nn.LSTM(64, 64, num_layers=2, batch_first=True).cuda().eval()
+    model = lambda x: torch.nn.functional.gelu(lstm(x)[0]).sum(dim=1)  # noqa: E731
+    inputs = [torch.randn(4, 12, 64, device="cuda")]
+    model(*inputs)
+    prof, wall_us = profiling._profiled_once(model, inputs, "cuda")
+    raw = profiling.raw_events(prof, "cuda", with_ops=True)
+    assert raw, "the kineto events could not be read"
+    ours, torchs = profiling.summarize(raw, "cuda", wall_us), profiling.summarize(prof.function_events, "cuda", wall_us)
+    rows = lambda found: {(r["name"], tuple(r["chain"])): (r["calls"], r["us"]) for r in found["rows"]}  # noqa: E731
+    assert rows(ours).keys() == rows(torchs).keys() and len(rows(ours)) >= 3
+    for key, (calls, us) in rows(torchs).items():
+        assert rows(ours)[key][0] == calls and rows(ours)[key][1] == pytest.approx(us, abs=0.01), key
+    assert any(chain for _, chain in rows(ours)), "no kernel was put under the op that launched it"
+    assert ours["busy_us"] == pytest.approx(torchs["busy_us"], abs=0.01)
+
+
 def test_overlapping_streams_count_once(cuda_state):
     torch = cuda_state
     from kerneljudge.worker import device_clock

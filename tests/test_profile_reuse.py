@@ -112,3 +112,60 @@ def test_kineto_events_without_an_activity_type_are_read_as_device_work():
     found = busy_time.busy(raw, "cuda")
     assert found["activities"] == 2
     assert found["busy_us"] == pytest.approx(4.0) and found["summed_us"] == pytest.approx(5.0)
+
+
+def _kineto_event(name, device, start_ns, end_ns, correlation=0, linked=0, thread=1, stream=7):
+    return SimpleNamespace(name=lambda: name, device_type=lambda: device, device_resource_id=lambda: stream,
+                           start_ns=lambda: start_ns, end_ns=lambda: end_ns, is_async=lambda: False,
+                           start_thread_id=lambda: thread, end_thread_id=lambda: thread,
+                           is_hidden_event=lambda: False, correlation_id=lambda: correlation,
+                           linked_correlation_id=lambda: linked)
+
+
+def test_a_cuda_profile_is_read_from_the_profilers_own_events_with_each_kernel_under_its_launching_op(monkeypatch):
+    """The rows threat C3 reads, built from kineto's events rather than torch's FunctionEvents (up to 16 s per
+    profiled call of a recurrent model on the H100): each kernel under the op its link names, inside the ops
+    around that one; a runtime call sharing an op's number (its own correlation id) is never the owner."""
+    from kerneljudge.worker import profiling
+
+    cpu, gpu = "DeviceType.CPU", "DeviceType.CUDA"
+    events = [
+        _kineto_event("aten::lstm", cpu, 1000, 9000, correlation=5),
+        _kineto_event("aten::addmm", cpu, 1500, 3000, correlation=7),
+        _kineto_event("cudaLaunchKernel", cpu, 1600, 1700, correlation=5, linked=7, thread=99),
+        _kineto_event("gemv_kernel", gpu, 2000, 4000, correlation=5, linked=7),
+        _kineto_event("cell_kernel", gpu, 4000, 6000, correlation=6, linked=5),
+        _kineto_event("decoy_kernel", gpu, 6500, 7000, correlation=8),
+    ]
+    prof = SimpleNamespace(kineto_results=SimpleNamespace(events=lambda: events, trace_start_ns=lambda: 1000),
+                           function_events=None)   # read, the test fails: the raw events must serve
+    monkeypatch.setattr(profiling, "_profiled_once", lambda model, inputs, device: (prof, 10.0))
+    found = profiling.profile_call(None, [], "cuda")
+    rows = {row["name"]: row for row in found["rows"]}
+    assert rows["gemv_kernel"]["chain"] == ["aten::lstm", "aten::addmm"]
+    assert rows["cell_kernel"]["chain"] == ["aten::lstm"]
+    assert rows["decoy_kernel"]["chain"] == []          # launched by no op: the solution's own
+    assert [rows[n]["us"] for n in ("gemv_kernel", "cell_kernel", "decoy_kernel")] == [2.0, 2.0, 0.5]
+    assert found["activities"] == 3 and found["busy_us"] == pytest.approx(4.5)
+
+
+def test_the_ops_nest_as_in_torchs_function_events():
+    from kerneljudge.worker import profiling
+
+    model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 3), torch.nn.GELU(), torch.nn.Flatten(), torch.nn.LazyLinear(5))
+    model(torch.randn(2, 4, 16))
+    prof, _ = profiling._profiled_once(model.eval(), [torch.randn(2, 4, 16)], "cpu")
+    raw = profiling.raw_events(prof, "cpu", with_ops=True)
+    assert raw
+
+    def chains(events):
+        found = {}
+        for ev in events:
+            if ev.is_async or getattr(ev, "cpu_parent", "absent") == "absent":
+                continue
+            found.setdefault((ev.name, round(ev.time_range.start, 3)), profiling._ancestors(ev))
+        return found
+
+    ours, torchs = chains(raw), chains(prof.function_events)
+    assert len(torchs) > 5 and ours == torchs
+    assert any(len(chain) >= 2 for chain in ours.values())   # nesting was there to be found
