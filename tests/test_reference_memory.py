@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import pytest
 import torch
 
-from kerneljudge.judging.reference import INPUTS_PER_JUDGEMENT, ReferenceService
+from kerneljudge.judging.reference import INPUTS_PER_JUDGEMENT, ReferenceError, ReferenceService
 from kerneljudge.worker import loading, reference_memory
 
 PROBLEM = """
@@ -264,3 +265,40 @@ def test_a_judgement_whose_need_fills_the_card_is_admitted_alone_with_the_other_
     assert ctx.info["card_sized"] and ctx.info["admitted_need"]["alone"] is True
     solution_run._memory_to_itself(ctx, slot)
     assert cleared == [False, True]                                   # every other reference process closed
+
+
+def test_a_check_of_a_token_the_process_no_longer_holds_gives_the_expect_again(monkeypatch):
+    """The reference process was closed (to free the device) or parked with nothing kept between a judgement's
+    expect and its check: on the H100 that check failed on a KeyError and the judgement came out `runtime_error`.
+    The worker says it lacks the token; the service gives the judgement's expect again, as it was, and checks once
+    more."""
+    from kerneljudge.worker import reference as worker_reference
+
+    sent = []
+    monkeypatch.setattr(worker_reference.channel, "send", lambda fd, msg: sent.append(msg))
+    worker_reference.handle_check({"cmd": "check", "token": "gone", "index": 0}, 0)
+    assert sent[-1] == {"status": "ok", "token_unknown": True}
+
+    service = ReferenceService("cpu", "fp32", 1, "/tmp")
+    held: set[str] = set()
+    asked = []
+
+    def request(header):   # a stand-in process that holds what it was given since it started
+        asked.append(header["cmd"])
+        if header["cmd"] == "expect":
+            held.add(header["token"])
+            return {"outputs": [], "seeds_seen": header["seeds"]}, []
+        if header["cmd"] == "forget":
+            held.discard(header["token"])
+            return {}, []
+        return ({"ok": True} if header["token"] in held else {"token_unknown": True}), []
+    monkeypatch.setattr(service, "_request", request)
+    monkeypatch.setattr(service, "_running", lambda: True)
+    service.expect("t1", "p.py", {}, 7, [11, 12])
+    held.clear()                                       # the process started again
+    assert service.check("t1", 0, None, "out.bin", [], None) == {"ok": True}
+    assert asked == ["expect", "check", "expect", "check"]
+    service.forget("t1")
+    held.clear()
+    with pytest.raises(ReferenceError):                # a token never expected (or forgotten): the judge's error
+        service.check("t1", 0, None, "out.bin", [], None)

@@ -188,6 +188,36 @@ def test_reclaim_closes_what_serves_no_admitted_judgement_and_holds_memory_or_no
     assert pool.acquire("c") is waiting                # the busy one is the same service, started again
 
 
+def test_a_process_whose_judgement_is_admitted_while_others_close_is_not_closed():
+    """reclaim closes one process after another (each waits for its request in flight): a judgement admitted in the
+    meantime keeps its process, and the expected outputs it holds (on the H100 one lost them: a KeyError)."""
+    gib = 1 << 30
+    pool = ReferencePool(FakeService, limit=6)
+    general, first, second = pool.acquire("a"), pool.acquire("b"), pool.acquire("c")
+    for i, s in enumerate((general, first, second)):
+        s.fake_pid = 800 + i
+    memory = ListedMemory({800: 2 * gib, 801: 2 * gib, 802: 2 * gib})
+    closing = first.close
+
+    def slow_close(wait: bool = True) -> None:   # while it closes, c's judgement is admitted and enters
+        closing(wait)
+        pool.entered(second, "c.py")
+    first.close = slow_close
+    pool.reclaim(memory)
+    assert first.closed and not second.closed
+    # and give_back: a judgement admitted between its park and its close keeps the process too
+    pool.left(second, "c.py")
+    second.park_reply = {"allocated_bytes": 3 * gib}
+    parking = second.park
+
+    def park_then_admitted(wait: bool = True, keep: tuple = ()) -> dict:
+        reply = parking(wait, keep)
+        pool.entered(second, "c.py")
+        return reply
+    second.park = park_then_admitted
+    assert not pool.give_back(second, memory) and not second.closed
+
+
 def test_close_all_but_closes_every_other_process_busy_or_not():
     pool = ReferencePool(FakeService, limit=4)
     general, b, c = pool.acquire("a"), pool.acquire("b"), pool.acquire("c")

@@ -500,6 +500,9 @@ def test_a_reference_out_of_memory_beside_a_solution_holding_no_more_is_the_judg
     assert evaluate._judge_side_memory_failure(ctx, "RuntimeError: shape mismatch") is None
     ctx.info["alone_again"] = False   # beside other judgements: judged again alone first
     assert evaluate._judge_side_memory_failure(ctx, oom) is None
+    ctx.info["card_sized"] = True     # admitted alone from the start (its need fills the card): the same
+    assert evaluate._judge_side_memory_failure(ctx, oom).kind == "reference_failed"
+    ctx.info["card_sized"] = False
     ctx.info["alone_again"] = True
     listed[11] = 60 * gib            # a solution that took more than its reference: its own doing
     solution_run._note_memory_held(ctx, slot)

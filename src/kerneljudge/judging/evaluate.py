@@ -228,13 +228,15 @@ def _reference_fails_alone(ctx: Context, slot: Slot) -> ProblemOutcome | None:
 
 
 def _judge_side_memory_failure(ctx: Context, message: str) -> ProblemOutcome | None:
-    """The reference ran out of device memory in a judgement with the device to itself (tried again alone), beside a
-    solution process that held no more than the reference did (an identity copy holds what its reference holds): the
-    judge's own two processes do not fit the card at this size, which is no fault of the solution's, though the
-    reference runs alone (on upstream's 6 GiB elementwise problems on an H100, 2026-12-07). A problem-level outcome:
-    the problem is judged again at a preset fitted to the card."""
+    """The reference ran out of device memory in a judgement with the device to itself (tried again alone, or
+    admitted alone as `card_sized`), beside a solution process that held no more than the reference did (an identity
+    copy holds what its reference holds): the judge's own two processes do not fit the card at this size, which is
+    no fault of the solution's, though the reference runs alone (on upstream's 6 GiB elementwise problems on an
+    H100, 2026-12-07; level 1 L2Norm, admitted alone, came out `runtime_error` while only judgements tried again
+    alone were looked at). A problem-level outcome: the problem is judged again at a preset fitted to the card."""
     held = ctx.info.get("held_at_reference_failure")
-    if not (ctx.info.get("alone_again") and held and is_memory_failure(message)):
+    to_itself = ctx.info.get("alone_again") or ctx.info.get("card_sized")
+    if not (to_itself and held and is_memory_failure(message)):
         return None
     solution, reference = held["solution_bytes"], held["reference_bytes"]
     if solution > SOLUTION_SHARE_OF_REFERENCE * reference:

@@ -58,6 +58,8 @@ class ReferenceService:
         # one request and its answer at a time: solutions checked at once share this process (judging/device/turns.py)
         self._talk = threading.RLock()
         self._hello_pending = False   # the hello sent by start() has not been answered yet
+        # per token, its judgement's last expect request: given again where the process no longer holds the token
+        self._expect_requests: dict[str, dict[str, Any]] = {}
         self.environment: dict[str, Any] = {}
         self.flags: dict[str, Any] = {}
         # per problem path, what its memory on the device was found to be (worker/reference_memory.py)
@@ -175,10 +177,11 @@ class ReferenceService:
         reference cannot judge under `contract` (worker/degenerate.py), "contract": the contract it judges under
         ("fp32" where it is degenerate under tf32 alone), "tightened_from": then why tf32 could not judge}.
         """
-        reply, _ = self._request({"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
-                                  "init_seed": init_seed, "seeds": seeds, "device": self.device,
-                                  "precision": self.precision, "contract": contract, "tolerance": tolerance,
-                                  "tighten": tighten})
+        header = {"cmd": "expect", "token": token, "problem_path": problem_path, "preset": preset,
+                  "init_seed": init_seed, "seeds": seeds, "device": self.device, "precision": self.precision,
+                  "contract": contract, "tolerance": tolerance, "tighten": tighten}
+        reply, _ = self._request(header)
+        self._expect_requests[token] = header
         self._note_memory(problem_path, {"peak_bytes": reply.get("peak_bytes")})
         return {"outputs": reply["outputs"], "workload": reply.get("workload"), "floors": reply.get("floors"),
                 "degenerate": reply.get("degenerate"), "kept_outputs": reply.get("kept_outputs"),
@@ -192,15 +195,27 @@ class ReferenceService:
         "detail"}, where detail["numerics"] is the error and its arithmetic class (docs/numerics.md).
 
         The output is in the file `path`, or with transport="ipc" behind the CUDA IPC handles in `metas`.
+
+        Where the process no longer holds the token (closed and started again to free the device, or parked with
+        nothing kept, between the judgement's expect and this check: on the H100 a judgement of level 2 problem 31
+        came out `runtime_error` on a KeyError of its token), its expect is given again, as it was, and the check
+        asked once more: the kept outputs are the judge's state, never the solution's verdict.
         """
-        reply, _ = self._request({"cmd": "check", "token": token, "index": index, "structure": structure,
-                                  "path": path, "metas": metas, "precision": self.precision,
-                                  "tolerance": tolerance, "transport": transport, "contract": contract,
-                                  **{k: (workload or {}).get(k) for k in WORKLOAD_KEYS}})
+        header = {"cmd": "check", "token": token, "index": index, "structure": structure, "path": path,
+                  "metas": metas, "precision": self.precision, "tolerance": tolerance, "transport": transport,
+                  "contract": contract, **{k: (workload or {}).get(k) for k in WORKLOAD_KEYS}}
+        with self._talk:   # no other request between the expect given again and the check
+            reply, _ = self._request(header)
+            if reply.get("token_unknown") and token in self._expect_requests:
+                self._request(self._expect_requests[token])
+                reply, _ = self._request(header)
+        if reply.get("token_unknown"):
+            raise ReferenceError(f"the reference process holds no expected outputs for judgement {token}")
         return reply
 
     def forget(self, token: str) -> None:
         """Free kept outputs; best effort (a dead reference process has freed them already)."""
+        self._expect_requests.pop(token, None)
         if self._running():
             try:
                 self._request({"cmd": "forget", "token": token, "device": self.device})

@@ -248,7 +248,12 @@ def _degenerate(msg: dict[str, Any], expected: Expected, workload: dict[str, Any
 
 
 def handle_check(msg: dict[str, Any], fd: int) -> None:
-    """Compare a solution output (opened by CUDA IPC, or read from the file it wrote) with the expected one."""
+    """Compare a solution output (opened by CUDA IPC, or read from the file it wrote) with the expected one. A token
+    this process does not hold (it was started again, or parked with nothing kept, since the judgement's expect) is
+    said so: the judge gives its seeds again and asks once more."""
+    if msg["token"] not in _expected:
+        channel.send(fd, {"status": "ok", "token_unknown": True})
+        return
     try:
         kept = _expected[msg["token"]]
         structure, expected = kept.output(int(msg["index"]))
