@@ -161,10 +161,13 @@ class HostSampler:
 
 
 def write_samples(path: Path, samples: list[dict[str, Any]], fields: list[str]) -> None:
-    with path.open("w", newline="") as f:
+    """Written beside and renamed: a reader (or a run cut off while writing) never finds the file half written."""
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(samples)
+        writer.writerows(list(samples))   # a copy: the sampler's thread may be appending
+    os.replace(partial, path)
 
 
 def read_samples(path: Path) -> list[dict[str, Any]]:

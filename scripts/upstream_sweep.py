@@ -42,6 +42,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,26 @@ def judge_command(args: argparse.Namespace, problems_dir: Path, solutions_dir: P
     return command + args.extra
 
 
-def run_judge(command: list[str], log: Path) -> dict[str, Any]:
-    """Run `kerneljudge run` (its progress and table pass through) with both samplers going; what happened."""
+GPU_FIELDS, HOST_FIELDS = ["t", "gpu", "util", "mem_mib"], ["t", "load1", "cpu_percent", "verdicts"]
+SAMPLES_EVERY_S = 30.0   # how often the samples so far are written out while the judge runs
+
+
+def run_judge(command: list[str], log: Path, out: Path | None = None) -> dict[str, Any]:
+    """Run `kerneljudge run` (its progress and table pass through) with both samplers going; what happened. With
+    `out`, the samples so far are written there every SAMPLES_EVERY_S, beside a run.json that names the log, so a
+    run cut off (a device session that ends, a killed step) still leaves them for --from-jsonl; on the H100 a
+    sweep cut off after 157 verdicts had kept none."""
     started_at, t0 = time.time(), time.monotonic()
     gpu, host = GpuSampler(t0, started_at), HostSampler(t0, log)
     gpu.start()
     host.start()
+    done = threading.Event()
+    writer = None
+    if out is not None:
+        (out / "run.json").write_text(json.dumps({"log": str(log), "started_at": started_at, "cut_off": True},
+                                                 indent=1, sort_keys=True) + "\n")
+        writer = threading.Thread(target=_write_samples_until, args=(done, out, gpu, host), daemon=True)
+        writer.start()
     interrupted = False
     proc = subprocess.Popen(command)
     try:
@@ -163,8 +178,17 @@ def run_judge(command: list[str], log: Path) -> dict[str, Any]:
         wall = time.monotonic() - t0
         gpu.stop()
         host.stop()
+        done.set()
+        if writer is not None:
+            writer.join(timeout=10)
     return {"started_at": started_at, "wall_s": round(wall, 2), "exit_code": code, "interrupted": interrupted,
             "gpu_sampler": gpu.status, "gpu_samples": gpu.samples, "host_samples": host.samples}
+
+
+def _write_samples_until(done: threading.Event, out: Path, gpu: GpuSampler, host: HostSampler) -> None:
+    while not done.wait(SAMPLES_EVERY_S):
+        write_samples(out / "gpu_samples.csv", gpu.samples, GPU_FIELDS)
+        write_samples(out / "host_samples.csv", host.samples, HOST_FIELDS)
 
 
 def sweep_verdicts(rows: list[dict[str, Any]], staged: dict[str, Problem], solutions_dir: Path) -> list[dict[str, Any]]:
@@ -365,7 +389,7 @@ def sweep(args: argparse.Namespace, argv: list[str]) -> int:
     command = judge_command(args, problems_dir, solutions_dir, log)
     lines_before = len(read_log(log))
     print(f"upstream_sweep: {len(staged)} identity copies in {solutions_dir}\n  {shlex.join(command)}", file=sys.stderr)
-    result = run_judge(command, log)
+    result = run_judge(command, log, out)
     rows = read_log(log)
     verdicts = sweep_verdicts(rows, staged, solutions_dir)
     new_keys = {(r.get("problem_sha256"), r.get("solution_sha256")) for r in rows[lines_before:]}
@@ -377,8 +401,8 @@ def sweep(args: argparse.Namespace, argv: list[str]) -> int:
                selected=len(problems), staged=len(staged), not_staged=not_staged, hard=hard,
                judged_now=judged_now, resumed=len(verdicts) - judged_now)
     (out / "run.json").write_text(json.dumps(run, indent=1, sort_keys=True) + "\n")
-    write_samples(out / "gpu_samples.csv", gpu_samples, ["t", "gpu", "util", "mem_mib"])
-    write_samples(out / "host_samples.csv", host_samples, ["t", "load1", "cpu_percent", "verdicts"])
+    write_samples(out / "gpu_samples.csv", gpu_samples, GPU_FIELDS)
+    write_samples(out / "host_samples.csv", host_samples, HOST_FIELDS)
     path = write_report(out, summarize(verdicts, gpu_samples, host_samples, run))
     print(f"upstream_sweep: {len(verdicts)} verdicts; report: {path}", file=sys.stderr)
     if result["interrupted"]:

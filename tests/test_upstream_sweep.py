@@ -441,3 +441,24 @@ def test_report_from_an_existing_log(tmp_path, capsys):
     assert summary["speedups"]["end_to_end"]["max"] == 1.5
     assert summary["run"]["report_from_jsonl"] is True
     assert (out / "report.md").read_text().startswith("# Upstream KernelBench identity sweep")
+
+
+def test_a_sweep_cut_off_keeps_its_samples_for_the_report(tmp_path, monkeypatch):
+    """The device session ended during the sweep (2026-12-07, H100: 157 verdicts, no samples): the samples so far are
+    written while the judge runs, beside a run.json naming the log, so --from-jsonl reports them."""
+    fake_nvidia_smi(tmp_path, monkeypatch)
+    monkeypatch.setattr(SWEEP, "SAMPLES_EVERY_S", 0.2)
+    out, log = tmp_path / "sweep", tmp_path / "sweep" / "results.jsonl"
+    out.mkdir()
+    rows = sample_verdicts()
+    log.write_text("".join(json.dumps(dict(r, problem_sha256=f"p{r['problem_id']}", solution_sha256="s")) + "\n"
+                           for r in rows))
+    SWEEP.run_judge([sys.executable, "-c", "import time; time.sleep(1.5)"], log, out)
+    # what a run killed now would leave: the final run.json and samples are never written
+    assert json.loads((out / "run.json").read_text())["cut_off"] is True
+    written = SAMPLER.read_samples(out / "gpu_samples.csv")
+    assert {s["gpu"] for s in written} == {0, 1} and SAMPLER.read_samples(out / "host_samples.csv")
+    assert not list(out.glob("*.partial"))
+    assert SWEEP.main(["--from-jsonl", str(log), "--out", str(out)]) == 0
+    summary = json.loads((out / "report.json").read_text())
+    assert [g["gpu"] for g in summary["gpu"]] == [0, 1] and summary["run"]["cut_off"] is True
