@@ -244,9 +244,9 @@ def launching_ops(events: list[Any], work: list[Any]) -> dict[int, Any]:
 
     The device event names its op (`linked_correlation_id`, the op's `id`); only ops and annotations are
     candidates (events linked to no other event themselves, as torch picks them), so a runtime call that happens
-    to share the number is never one. Where the link is missing
-    (older torch), an op's own list of the kernels it launched serves, each entry given to one activity only:
-    counting an activity under every event that lists it made a profile sum up to twice the device time."""
+    to share the number is never one. Where the link is missing (older torch), an op's own list of the kernels it
+    launched serves, each entry given to one activity only: counting an activity under every event that lists it
+    made a profile sum up to twice the device time."""
     ops = [ev for ev in events if not busy_time.on_device(ev) and not getattr(ev, "linked_correlation_id", 0)
            and (getattr(ev, "activity_type", None) is None or str(ev.activity_type) in OWNER_KINDS)]
     by_id: dict[Any, Any] = {}
