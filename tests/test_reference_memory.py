@@ -302,3 +302,15 @@ def test_a_check_of_a_token_the_process_no_longer_holds_gives_the_expect_again(m
     held.clear()
     with pytest.raises(ReferenceError):                # a token never expected (or forgotten): the judge's error
         service.check("t1", 0, None, "out.bin", [], None)
+
+
+def test_a_judgement_leaving_lets_the_timers_flush_buffer_go():
+    """Made after a judgement's large tensors were freed, the timer's 100 MiB L2-flush buffer was cut from one of
+    their cached blocks and kept all of it on the device (the H100 sweep of 2026-12-07): parking with nothing kept
+    drops the timer; the next timing makes another."""
+    from kerneljudge.worker import reference_timing
+
+    first = reference_timing.timer_for("cpu")
+    assert reference_timing.timer_for("cpu") is first
+    reference_timing.release()
+    assert reference_timing.timer_for("cpu") is not first

@@ -93,8 +93,13 @@ def peak(device: str) -> int:
 def release_cached(device: str) -> None:
     """Hand the device memory this process no longer uses back to the driver: several reference processes share
     a GPU (one per problem), and memory one keeps cached after its floors (a float64 copy of 4 GB inputs) is
-    memory another cannot allocate."""
+    memory another cannot allocate. cuBLAS's workspaces go too (torch makes them again at the next gemm): kept
+    for the process's life, one cut from a freed block of gigabytes would keep that whole block, as the timer's
+    flush buffer did (worker/reference_timing.release)."""
     if device == "cuda":
+        clear_workspaces = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+        if clear_workspaces is not None:
+            clear_workspaces()
         torch.cuda.empty_cache()
 
 
